@@ -1,0 +1,209 @@
+"""Loading vcrpy cassettes and indexing them into scenarios.
+
+A scenario is one cassette, named after its file: usually the ``/v1/responses`` interactions
+(streamed and not) plus their chat twins, the same prompt and limit sent to
+``/v1/chat/completions``. The twin's ``finish_reason`` is what llama-server knew and dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import yaml
+from vcr.persisters.filesystem import CassetteDecodeError, CassetteNotFoundError, FilesystemPersister
+from vcr.serializers import yamlserializer
+
+from . import sse
+
+CHAT_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
+CASSETTE_SUFFIXES = (".yaml", ".yml")
+
+
+class CassetteError(Exception):
+    """A cassette that cannot be served; the message names the file and the reason."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"cannot load cassette {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def bundled_cassette_dir() -> Path:
+    """The recordings shipped with mockllama: inside the wheel, or at the top of a checkout."""
+    package_dir = Path(__file__).resolve().parent
+    in_wheel = package_dir / "_bundled_cassettes"
+    return in_wheel if in_wheel.is_dir() else package_dir.parent / "cassettes"
+
+
+@dataclass(eq=False)
+class Interaction:
+    """One recorded request and its response. Compared by identity, so it can key caches."""
+
+    scenario: str
+    method: str
+    path: str
+    request_raw: bytes | None  # the body as sent, when the cassette kept it as a string
+    request_json: object  # the body as JSON, or None when absent or not JSON
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.request_json, dict) and self.request_json.get("stream") is True
+
+    @property
+    def is_event_stream(self) -> bool:
+        return sse.is_event_stream(self.body)
+
+    @cached_property
+    def events(self) -> list[sse.Event]:
+        return sse.parse_stream(self.body)
+
+    @cached_property
+    def body_json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    @property
+    def limit(self) -> int | None:
+        """The token limit the request asked for, whatever the endpoint calls it."""
+        if not isinstance(self.request_json, dict):
+            return None
+        for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
+            if isinstance(self.request_json.get(key), int):
+                return self.request_json[key]
+        return None
+
+    def describe(self) -> str:
+        return f"{self.method} {self.path} (stream={str(self.stream).lower()})"
+
+
+@dataclass(eq=False)
+class Scenario:
+    name: str
+    source: Path
+    interactions: list[Interaction] = field(default_factory=list)
+
+    def find(self, method: str, path: str, stream: bool) -> Interaction | None:
+        for interaction in self.interactions:
+            if interaction.method == method and interaction.path == path and interaction.stream == stream:
+                return interaction
+        return None
+
+    def chat_twin(self, interaction: Interaction) -> Interaction | None:
+        """The chat completion recorded beside a Responses interaction, same stream flag first."""
+        return self.find("POST", CHAT_PATH, interaction.stream) or self.find("POST", CHAT_PATH, not interaction.stream)
+
+    def twin_finish_reason(self, interaction: Interaction) -> str | None:
+        twin = self.chat_twin(interaction)
+        return chat_finish_reason(twin) if twin is not None else None
+
+    @property
+    def endpoints(self) -> list[str]:
+        seen = []
+        for interaction in self.interactions:
+            if interaction.path not in seen:
+                seen.append(interaction.path)
+        return seen
+
+
+def chat_finish_reason(interaction: Interaction) -> str | None:
+    """``finish_reason`` of a recorded chat completion, streamed or not."""
+    if interaction.is_event_stream:
+        reason = None
+        for event in interaction.events:
+            chunk = event.json()
+            for choice in chunk.get("choices", []) if isinstance(chunk, dict) else []:
+                reason = choice.get("finish_reason") or reason
+        return reason
+    body = interaction.body_json
+    if isinstance(body, dict) and body.get("choices"):
+        return body["choices"][0].get("finish_reason")
+    return None
+
+
+def _request_body(body) -> tuple[bytes | None, object]:
+    """vcrpy keeps a ``json=`` body as a mapping and a ``data=`` body as a string: accept both."""
+    if body is None or isinstance(body, (dict, list)):
+        return None, body
+    raw = body if isinstance(body, bytes) else str(body).encode("utf-8")
+    try:
+        return raw, json.loads(raw)
+    except ValueError:
+        return raw, None
+
+
+def _interaction(scenario: str, request, response) -> Interaction:
+    raw, parsed = _request_body(request.body)
+    headers = tuple((name, value) for name, values in response["headers"].items() for value in values)
+    body = response["body"]["string"]
+    return Interaction(
+        scenario=scenario,
+        method=request.method.upper(),
+        path=request.parsed_uri.path,
+        request_raw=raw,
+        request_json=parsed,
+        status=int(response["status"]["code"]),
+        reason=str(response["status"].get("message", "")),
+        headers=headers,
+        body=body if isinstance(body, bytes) else (body or "").encode("utf-8"),
+    )
+
+
+def load_cassette(path: Path) -> Scenario:
+    """Read one cassette with vcrpy's own persister and serializer."""
+    path = Path(path)
+    try:
+        loaded = FilesystemPersister.load_cassette(path, yamlserializer)
+    except CassetteNotFoundError:
+        reason = "the file is empty" if path.is_file() else "no such file"
+        raise CassetteError(path, reason) from None
+    except CassetteDecodeError:
+        raise CassetteError(path, "the file is not UTF-8 text") from None
+    except yaml.YAMLError as err:
+        raise CassetteError(path, f"not valid YAML ({' '.join(str(err).split())})") from None
+    except OSError as err:
+        raise CassetteError(path, f"unreadable ({err.strerror or err})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise CassetteError(path, f"not a vcrpy cassette (no usable 'interactions' list: {err!r})") from None
+    requests, responses = loaded[0], loaded[1]
+    if not requests:
+        raise CassetteError(path, "the cassette holds no interactions")
+    scenario = Scenario(name=path.stem, source=path)
+    for number, (request, response) in enumerate(zip(requests, responses), start=1):
+        try:
+            scenario.interactions.append(_interaction(scenario.name, request, response))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise CassetteError(path, f"interaction {number} is malformed ({err!r})") from None
+    return scenario
+
+
+def cassette_files(directory: Path) -> list[Path]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CassetteError(directory, "no such directory")
+    files = sorted(p for p in directory.rglob("*") if p.suffix in CASSETTE_SUFFIXES and p.is_file())
+    if not files:
+        raise CassetteError(directory, "the directory holds no cassettes (*.yaml)")
+    return files
+
+
+def load_scenarios(directories: list[Path]) -> dict[str, Scenario]:
+    """Every cassette under the given directories, by scenario name; a name may appear once."""
+    scenarios: dict[str, Scenario] = {}
+    for directory in directories:
+        for path in cassette_files(directory):
+            scenario = load_cassette(path)
+            if scenario.name in scenarios:
+                other = scenarios[scenario.name].source
+                raise CassetteError(path, f"scenario name '{scenario.name}' is already taken by {other}")
+            scenarios[scenario.name] = scenario
+    return scenarios

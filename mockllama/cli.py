@@ -1,0 +1,174 @@
+"""The ``mockllama`` command: thin click wrappers that parse, call and print."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+from aiohttp import web
+
+from . import __version__
+from .behaviours import BEHAVIOURS, DEFAULT_BEHAVIOUR, verdict
+from .cassettes import CHAT_PATH, RESPONSES_PATH, CassetteError, Scenario, bundled_cassette_dir, load_scenarios
+from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
+
+CASSETTES_HELP = (
+    "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
+    "Repeat to serve several. Default: the recordings bundled with mockllama."
+)
+
+
+def _load(cassette_dirs: tuple[Path, ...]) -> dict[str, Scenario]:
+    """Load cassettes or stop with a message that names the file and the reason (exit 2)."""
+    try:
+        return load_scenarios(list(cassette_dirs) or [bundled_cassette_dir()])
+    except CassetteError as err:
+        click.echo(f"mockllama: {err}", err=True)
+        sys.exit(2)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="mockllama")
+def main() -> None:
+    """Replay real llama-server recordings for offline tests of OpenAI-compatible clients.
+
+    llama-server's /v1/responses reports every reply as "completed", even one cut off by
+    max_output_tokens. mockllama replays real recordings either as llama-server sent them
+    (buggy) or as a correct server would (fixed), chosen per request.
+    """
+
+
+@main.command()
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind. Loopback unless you say so.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option(
+    "--behaviour",
+    type=click.Choice(list(BEHAVIOURS)),
+    default=DEFAULT_BEHAVIOUR,
+    show_default=True,
+    help="Behaviour for requests without a /buggy or /fixed path prefix or an X-Mockllama-Behaviour header.",
+)
+@click.option(
+    "--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP
+)
+@click.option(
+    "--fallback",
+    metavar="SCENARIO",
+    help="Answer requests that match no recording with this scenario instead of a 404.",
+)
+@click.option(
+    "--max-body-bytes",
+    default=DEFAULT_MAX_BODY_BYTES,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Larger request bodies get HTTP 413.",
+)
+def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes) -> None:
+    """Serve the recordings over HTTP until Ctrl-C.
+
+    \b
+    Behaviour, per request, first that applies:
+      1. the path prefix:  /buggy/v1/...  /fixed/v1/...
+      2. the header:       X-Mockllama-Behaviour: buggy|fixed
+      3. --behaviour (default buggy, a faithful llama-server)
+
+    \b
+    Scenario, per request: the header X-Mockllama-Scenario: NAME, or "model": "NAME",
+    or else the recording whose request body matches (model, stream_options, user and
+    metadata are ignored). `mockllama scenarios` lists the names.
+
+    \b
+    Example:
+      mockllama serve &
+      curl -s localhost:18090/fixed/v1/responses \\
+        -d '{"model":"x","input":"Count from 1 to 200, separated by spaces.","max_output_tokens":8,"temperature":0}'
+    """
+    scenarios = _load(cassette_dirs)
+    try:
+        app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--fallback") from None
+    if not _is_loopback(host):
+        click.echo(f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.",
+                   err=True)
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+    click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {behaviour}")
+    for name in BEHAVIOURS:
+        click.echo(f"  {name + ':':7} {base}/{name}/v1")
+    click.echo(f"  default: {base}/v1  (X-Mockllama-Behaviour picks per request)")
+    click.echo("Press Ctrl-C to stop.")
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        web.run_app(app, host=host, port=port, print=None, access_log_format='%a "%r" %s %b')
+    except OSError as err:
+        click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
+        sys.exit(2)
+
+
+def _responses_status(scenario: Scenario) -> str:
+    interaction = scenario.find("POST", RESPONSES_PATH, False)
+    if interaction is None:
+        return "-"
+    if interaction.status != 200:
+        return f"HTTP {interaction.status}"
+    body = interaction.body_json
+    return str(body.get("status")) if isinstance(body, dict) else "?"
+
+
+def scenario_row(scenario: Scenario) -> dict:
+    """What `mockllama scenarios` shows of one scenario."""
+    responses = scenario.find("POST", RESPONSES_PATH, False)
+    limited = next((i for i in scenario.interactions if i.limit is not None), None)
+    fixed_status = "-"
+    if responses is not None and responses.status == 200:
+        fixed_status = "incomplete" if verdict(scenario, responses).cut else "completed"
+    twin = scenario.find("POST", CHAT_PATH, False)
+    return {
+        "name": scenario.name,
+        "endpoints": scenario.endpoints,
+        "limit": limited.limit if limited else None,
+        "responses_status": _responses_status(scenario),
+        "fixed_status": fixed_status,
+        "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
+        "source": str(scenario.source),
+    }
+
+
+@main.command()
+@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
+def scenarios(cassette_dirs, as_json) -> None:
+    """List the scenarios: endpoints, limit, recorded Responses status and the chat twin's finish_reason."""
+    rows = [scenario_row(s) for s in _load(cassette_dirs).values()]
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row))
+        return
+    header = ("scenario", "limit", "responses", "fixed", "twin", "endpoints")
+    lines = [header] + [
+        (
+            r["name"],
+            "-" if r["limit"] is None else str(r["limit"]),
+            r["responses_status"],
+            r["fixed_status"],
+            r["twin_finish_reason"] or "-",
+            " ".join(r["endpoints"]),
+        )
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    for line in lines:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[-1])

@@ -1,0 +1,28 @@
+"""Errors in llama-server's own shape: ``{"error": {"code", "message", "type"}}``."""
+
+from __future__ import annotations
+
+import json
+
+# The "type" llama-server gives each status code.
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "invalid_request_error",
+    500: "server_error",
+}
+
+
+class RequestError(Exception):
+    """A request mockllama cannot answer from a recording; the server turns it into a reply."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_body(status: int, message: str) -> bytes:
+    error = {"code": status, "message": message, "type": ERROR_TYPES.get(status, "server_error")}
+    return json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -1,0 +1,173 @@
+"""The aiohttp app: routes, behaviour selection, the error middleware and the reply writer.
+
+A request flows one way: route -> behaviour and scenario selection -> matched interaction ->
+behaviour transform -> writer.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from .behaviours import BEHAVIOURS, DEFAULT_BEHAVIOUR, Reply, reply_for
+from .cassettes import Scenario
+from .errors import RequestError, error_body
+from .matching import Matcher
+
+log = logging.getLogger("mockllama")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 18090
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+POST_ROUTES = ("/v1/responses", "/v1/chat/completions", "/v1/messages")
+GET_ROUTES = ("/health", "/v1/models", "/props")
+
+BEHAVIOUR_HEADER = "X-Mockllama-Behaviour"
+SCENARIO_HEADER = "X-Mockllama-Scenario"
+# The server computes these itself; replaying recorded values would corrupt the framing.
+HOP_BY_HOP = frozenset(
+    {"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    scenarios: dict[str, Scenario]
+    matcher: Matcher
+    behaviour: str
+    max_body_bytes: int
+
+
+SETTINGS = web.AppKey("settings", Settings)
+
+
+def _mockllama_headers(behaviour: str, scenario: str) -> dict[str, str]:
+    return {BEHAVIOUR_HEADER: behaviour, SCENARIO_HEADER: scenario}
+
+
+def error_response(status: int, message: str, behaviour: str = "none") -> web.Response:
+    return web.Response(
+        status=status,
+        body=error_body(status, message),
+        content_type="application/json",
+        headers=_mockllama_headers(behaviour, "none"),
+    )
+
+
+def _aiohttp_error_message(request: web.Request, error: web.HTTPException) -> str:
+    if error.status == 404:
+        routes = ", ".join([f"POST {r}" for r in POST_ROUTES] + [f"GET {r}" for r in GET_ROUTES])
+        prefixes = ", ".join(f"/{b}" for b in BEHAVIOURS)
+        return (
+            f"mockllama: no route {request.method} {request.path}. Routes: {routes}, "
+            f"each also under the behaviour prefixes {prefixes}."
+        )
+    if error.status == 405:
+        allowed = ", ".join(sorted(getattr(error, "allowed_methods", ()) or ()))
+        return f"mockllama: {request.path} does not accept {request.method}; use {allowed}."
+    if error.status == 413:
+        limit = request.app[SETTINGS].max_body_bytes
+        return f"mockllama: the request body is larger than the limit of {limit} bytes (serve --max-body-bytes)."
+    return f"mockllama: {error.reason}"
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler):
+    """Every failure becomes an error in llama-server's shape; no traceback reaches a client."""
+    try:
+        return await handler(request)
+    except RequestError as err:
+        return error_response(err.status, err.message)
+    except web.HTTPException as err:
+        if err.status < 400:
+            raise
+        return error_response(err.status, _aiohttp_error_message(request, err))
+    except Exception:
+        log.exception("mockllama: internal error on %s %s", request.method, request.path)
+        return error_response(500, "mockllama: internal error; the server log has the details.")
+
+
+def split_behaviour_prefix(path: str) -> tuple[str | None, str]:
+    """``/fixed/v1/responses`` -> ("fixed", "/v1/responses"); an unprefixed path -> (None, path)."""
+    first, _, rest = path.lstrip("/").partition("/")
+    if first in BEHAVIOURS:
+        return first, "/" + rest
+    return None, path
+
+
+def choose_behaviour(request: web.Request, from_prefix: str | None, default: str) -> str:
+    """Path prefix, then the ``X-Mockllama-Behaviour`` header, then the server default."""
+    if from_prefix is not None:
+        return from_prefix
+    asked = request.headers.get(BEHAVIOUR_HEADER)
+    if asked is None:
+        return default
+    behaviour = asked.strip().lower()
+    if behaviour not in BEHAVIOURS:
+        raise RequestError(
+            400, f"mockllama: unknown {BEHAVIOUR_HEADER} {asked!r}; use one of: {', '.join(BEHAVIOURS)}."
+        )
+    return behaviour
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
+    return await request.read()  # aiohttp enforces client_max_size on bodies of unknown length
+
+
+def _reply_headers(reply: Reply, behaviour: str, scenario: str, selected_by: str) -> CIMultiDict:
+    headers = CIMultiDict((name, value) for name, value in reply.headers if name.lower() not in HOP_BY_HOP)
+    headers.update(_mockllama_headers(behaviour, scenario))
+    headers["X-Mockllama-Selected-By"] = selected_by
+    if reply.decided_by:
+        headers["X-Mockllama-Decided-By"] = reply.decided_by
+    return headers
+
+
+async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDict) -> web.StreamResponse:
+    if reply.events is None:
+        return web.Response(status=reply.status, reason=reply.reason, body=reply.body, headers=headers)
+    response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
+    await response.prepare(request)
+    try:
+        for event in reply.events:
+            await response.write(event.raw)  # one recorded block per chunk, sent as it is written
+        await response.write_eof()
+    except ConnectionResetError:
+        log.debug("mockllama: client went away during a stream on %s", request.path)
+    return response
+
+
+async def replay(request: web.Request) -> web.StreamResponse:
+    settings = request.app[SETTINGS]
+    from_prefix, path = split_behaviour_prefix(request.path)
+    behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
+    raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
+    selection = settings.matcher.select(request.method, path, raw, request.headers.get(SCENARIO_HEADER))
+    interaction = selection.interaction
+    reply = reply_for(behaviour, interaction, settings.scenarios[interaction.scenario])
+    headers = _reply_headers(reply, behaviour, interaction.scenario, selection.how)
+    return await write_reply(request, reply, headers)
+
+
+def create_app(
+    scenarios: dict[str, Scenario],
+    behaviour: str = DEFAULT_BEHAVIOUR,
+    fallback: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> web.Application:
+    if behaviour not in BEHAVIOURS:
+        raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
+    app = web.Application(client_max_size=max_body_bytes, middlewares=[error_middleware])
+    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes)
+    for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
+        for path in POST_ROUTES:
+            app.router.add_post(prefix + path, replay)
+        for path in GET_ROUTES:
+            app.router.add_get(prefix + path, replay, allow_head=False)
+    return app
