@@ -1,0 +1,138 @@
+"""fixed corrects /v1/responses on the real recordings, decided by the chat twin's finish_reason."""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+from conftest import SCENARIOS, all_interactions
+from httpkit import call, request_bytes, sse_pairs
+
+RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
+CUT = sorted(name for name in RESPONSE_SCENARIOS if SCENARIOS[name].twin_finish_reason(
+    SCENARIOS[name].find("POST", "/v1/responses", True)) == "length")
+
+
+def _request(name: str, stream: bool) -> dict:
+    return dict(SCENARIOS[name].find("POST", "/v1/responses", stream).request_json)
+
+
+@pytest.fixture
+def fixed_client(server):
+    return openai.OpenAI(base_url=server.base_url("fixed"), api_key="unused")
+
+
+def _fixed_stream(server, name):
+    interaction = SCENARIOS[name].find("POST", "/v1/responses", True)
+    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    assert status == 200
+    return sse_pairs(body)
+
+
+def _fixed_body(server, name) -> dict:
+    interaction = SCENARIOS[name].find("POST", "/v1/responses", False)
+    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    assert status == 200
+    return json.loads(body)
+
+
+def test_the_recordings_hold_the_cut_scenarios_the_issue_names():
+    assert {"text-cut-8", "text-cut-64", "tool-cut-8", "tool-cut-20", "tool-cut-30", "poem-cut-20"} <= set(CUT)
+    assert "text-exact-limit" not in CUT and "tool-finishes" not in CUT
+
+
+@pytest.mark.parametrize("name", ["text-cut-8", "tool-cut-20"])
+def test_cut_replies_are_incomplete_with_the_sdk(fixed_client, name):
+    response = fixed_client.responses.create(**_request(name, False))
+    assert response.status == "incomplete"
+    assert response.incomplete_details.reason == "max_output_tokens"
+    assert response.output[-1].status == "incomplete"
+
+
+def test_cut_tool_call_with_valid_json_is_still_incomplete(fixed_client):
+    response = fixed_client.responses.create(**_request("tool-cut-30", False))
+    call_item = response.output[-1]
+    assert call_item.type == "function_call"
+    assert json.loads(call_item.arguments) == {"path": "/tmp/hello.txt", "content": "Hello, world!"}
+    assert response.status == "incomplete"
+    assert call_item.status == "incomplete"
+
+
+def test_exact_limit_that_stopped_is_completed(fixed_client):
+    request = _request("text-exact-limit", False)
+    response = fixed_client.responses.create(**request)
+    assert response.usage.output_tokens == request["max_output_tokens"]
+    assert response.status == "completed"
+    assert response.incomplete_details is None
+
+
+def test_finished_tool_call_is_completed_and_its_stream_has_arguments_done(fixed_client):
+    response = fixed_client.responses.create(**_request("tool-finishes", False))
+    assert response.status == "completed"
+    assert response.output[-1].status == "completed"
+    events = list(fixed_client.responses.create(**_request("tool-finishes", True)))
+    kinds = [event.type for event in events]
+    assert "response.function_call_arguments.done" in kinds
+    assert kinds[-1] == "response.completed"
+
+
+@pytest.mark.parametrize("name", CUT)
+def test_every_cut_stream_ends_incomplete_and_never_completed(server, name):
+    pairs = _fixed_stream(server, name)
+    names = [event for event, _ in pairs]
+    assert names[-1] == "response.incomplete"
+    assert pairs[-1][1]["response"]["status"] == "incomplete"
+    assert "response.completed" not in names
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_terminal_event_agrees_with_the_non_streaming_body(server, name):
+    terminal = _fixed_stream(server, name)[-1][1]["response"]
+    body = _fixed_body(server, name)
+    assert terminal["status"] == body["status"]
+    assert terminal["incomplete_details"] == body["incomplete_details"]
+    assert [item["status"] for item in terminal["output"]] == [item["status"] for item in body["output"]]
+    assert body["status"] == ("incomplete" if name in CUT else "completed")
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_event_line_equals_type_and_every_call_gets_arguments_done_first(server, name):
+    pairs = _fixed_stream(server, name)
+    for event, data in pairs:
+        assert event == data["type"]
+    for index, (event, data) in enumerate(pairs):
+        if event == "response.output_item.done" and data["item"]["type"] == "function_call":
+            done_event, done = pairs[index - 1]
+            assert done_event == "response.function_call_arguments.done"
+            assert done["item_id"] == data["item"]["id"]
+            assert done["name"] == data["item"]["name"]
+            deltas = "".join(d["delta"] for e, d in pairs if e == "response.function_call_arguments.delta")
+            assert done["arguments"] == deltas == data["item"]["arguments"]
+
+
+@pytest.mark.parametrize("name", CUT)
+def test_cut_non_streaming_body_has_null_completed_at_and_keeps_content(server, name):
+    body = _fixed_body(server, name)
+    recorded = SCENARIOS[name].find("POST", "/v1/responses", False).body_json
+    assert body["completed_at"] is None
+    assert body["usage"] == recorded["usage"] and body["id"] == recorded["id"]
+    for fixed_item, recorded_item in zip(body["output"], recorded["output"]):
+        assert {k: v for k, v in fixed_item.items() if k != "status"} == {
+            k: v for k, v in recorded_item.items() if k != "status"
+        }
+
+
+def test_fixed_says_which_rule_decided(server):
+    interaction = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False)
+    _, headers, _ = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    assert headers["X-Mockllama-Decided-By"] == "chat-twin finish_reason=length"
+
+
+@pytest.mark.parametrize(
+    ("scenario", "interaction"), all_interactions(lambda i: i.path != "/v1/responses" or i.status != 200)
+)
+def test_fixed_replays_chat_messages_and_errors_as_recorded(server, scenario, interaction):
+    status, headers, body = call(server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction))
+    assert (status, body) == (interaction.status, interaction.body)
+    assert headers["X-Mockllama-Behaviour"] == "fixed"
