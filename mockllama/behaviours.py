@@ -1,4 +1,4 @@
-"""One pure function per behaviour: recorded interaction -> reply to send.
+"""The buggy and fixed behaviours, each a pure function: recorded interaction -> reply to send.
 
 - ``buggy``: the recording as it is, which is what llama-server really sends.
 - ``fixed``: the ``/v1/responses`` truncation signals a correct server would send (DESIGN.md,
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from functools import lru_cache
 
 from . import sse
 from .cassettes import RESPONSES_PATH, Interaction, Scenario
@@ -133,12 +132,3 @@ def fixed(interaction: Interaction, scenario: Scenario) -> Reply:
         body = sse.dump_json(fix_response_object(interaction.body_json, decision.cut)).encode("utf-8")
     return Reply(interaction.status, interaction.reason, interaction.headers, body, events, decision.rule)
 
-
-BEHAVIOURS = {"buggy": buggy, "fixed": fixed}
-DEFAULT_BEHAVIOUR = "buggy"
-
-
-@lru_cache(maxsize=None)
-def reply_for(behaviour: str, interaction: Interaction, scenario: Scenario) -> Reply:
-    """Replies depend only on the recording, so each is built once and reused."""
-    return BEHAVIOURS[behaviour](interaction, scenario)

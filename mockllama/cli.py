@@ -12,7 +12,8 @@ import click
 from aiohttp import web
 
 from . import __version__
-from .behaviours import BEHAVIOURS, DEFAULT_BEHAVIOUR, verdict
+from .behaviours import verdict
+from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .cassettes import CHAT_PATH, RESPONSES_PATH, CassetteError, Scenario, bundled_cassette_dir, load_scenarios
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
 
@@ -46,8 +47,9 @@ def main() -> None:
     """Replay real llama-server recordings for offline tests of OpenAI-compatible clients.
 
     llama-server's /v1/responses reports every reply as "completed", even one cut off by
-    max_output_tokens. mockllama replays real recordings either as llama-server sent them
-    (buggy) or as a correct server would (fixed), chosen per request.
+    max_output_tokens. mockllama replays real recordings as llama-server sent them (buggy),
+    as a correct server would (fixed), or corrected in the full OpenAI wire format (spec),
+    chosen per request.
     """
 
 
@@ -59,7 +61,7 @@ def main() -> None:
     type=click.Choice(list(BEHAVIOURS)),
     default=DEFAULT_BEHAVIOUR,
     show_default=True,
-    help="Behaviour for requests without a /buggy or /fixed path prefix or an X-Mockllama-Behaviour header.",
+    help="Behaviour for requests without a /buggy, /fixed or /spec path prefix or an X-Mockllama-Behaviour header.",
 )
 @click.option(
     "--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP
@@ -81,9 +83,15 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes) -> Non
 
     \b
     Behaviour, per request, first that applies:
-      1. the path prefix:  /buggy/v1/...  /fixed/v1/...
-      2. the header:       X-Mockllama-Behaviour: buggy|fixed
+      1. the path prefix:  /buggy/v1/...  /fixed/v1/...  /spec/v1/...
+      2. the header:       X-Mockllama-Behaviour: buggy|fixed|spec
       3. --behaviour (default buggy, a faithful llama-server)
+
+    \b
+    buggy: the recordings byte for byte, "completed" even when cut off.
+    fixed: cut replies say "incomplete", llama-server's event format otherwise kept.
+    spec:  the fixed statuses in the full OpenAI Responses wire format, which the
+           openai SDK's responses.stream() helper can consume.
 
     \b
     Scenario, per request: the header X-Mockllama-Scenario: NAME, or "model": "NAME",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from aiohttp import web
 from multidict import CIMultiDict
 
-from .behaviours import BEHAVIOURS, DEFAULT_BEHAVIOUR, Reply, reply_for
+from .behaviours import Reply
+from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
 from .cassettes import Scenario
 from .errors import RequestError, error_body
 from .matching import Matcher
