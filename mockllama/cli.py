@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
@@ -180,3 +181,84 @@ def scenarios(cassette_dirs, as_json) -> None:
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     for line in lines:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[-1])
+
+
+CATALOGUE_HELP = """\b
+The catalogue is a JSON file; the default one (shipped with mockllama) reproduces the
+bundled scenarios. Each scenario is either a /v1/responses request, which is sent with
+its chat twin (input -> messages, max_output_tokens -> max_tokens, tools converted),
+each streamed and not, or a list of raw requests:
+
+\b
+  {"scenarios": [
+    {"name": "count-cut-16",
+     "responses": {"model": "x", "input": "Count to 100.",
+                   "max_output_tokens": 16, "temperature": 0}},
+    {"name": "messages-cut-8",
+     "requests": [{"method": "POST", "path": "/v1/messages",
+                   "json": {"model": "x", "max_tokens": 8, "stream": false,
+                            "messages": [{"role": "user", "content": "Hi"}]}}]},
+    {"name": "bad-json",
+     "requests": [{"path": "/v1/responses", "data": "{\\"input\\": ",
+                   "headers": {"Content-Type": "application/json"}}]}
+  ]}
+"""
+
+
+@main.command(epilog=CATALOGUE_HELP)
+@click.option("--server", "server_url", required=True, metavar="URL",
+              help="Base URL of the live llama-server, e.g. http://127.0.0.1:8080 (no /v1).")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the cassettes (NAME.yaml) and provenance.json; created if missing.")
+@click.option("--catalogue", "catalogue_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Scenario catalogue (JSON). Default: the one that reproduces the bundled scenarios.")
+@click.option("--scenario", "only", multiple=True, metavar="NAME", help="Record only this scenario; repeatable.")
+@click.option("--server-command", help="The llama-server command line, kept in provenance.json.")
+@click.option("--api-key", envvar="MOCKLLAMA_API_KEY", help="Sent as a Bearer token; never written to disk.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds to wait for any one reply.")
+def record(server_url, out_dir, catalogue_path, only, server_command, api_key, timeout) -> None:
+    """Record scenarios from a live llama-server into vcrpy cassettes, one per scenario.
+
+    Each cassette is written to a temporary file and renamed into place when complete, so an
+    interrupted run loses no old cassette. Authorization, api-key, x-api-key, Cookie and
+    Set-Cookie are scrubbed before anything is written. Exit 2 when the server is down or is
+    not llama-server.
+    """
+    from .catalogue import CatalogueError, load_catalogue
+    from .record import RecordError, probe, record_scenario, write_provenance
+
+    try:
+        entries = load_catalogue(catalogue_path)
+    except CatalogueError as err:
+        click.echo(f"mockllama record: {err}", err=True)
+        sys.exit(2)
+    unknown = sorted(set(only) - {entry.name for entry in entries})
+    if unknown:
+        names = ", ".join(entry.name for entry in entries)
+        click.echo(f"mockllama record: no scenario {', '.join(unknown)} in the catalogue; it has: {names}", err=True)
+        sys.exit(2)
+    entries = [entry for entry in entries if not only or entry.name in only]
+    url = server_url.rstrip("/")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def run():
+        info = await probe(url, timeout, headers)
+        click.echo(f"recording {len(entries)} scenarios from {url} "
+                   f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        outcomes = []
+        with click.progressbar(length=len(entries), label="recording", item_show_func=lambda s: s) as bar:
+            for entry in entries:
+                outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers))
+                bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
+        for outcome in outcomes:
+            click.echo(f"  {outcome.scenario:32} {outcome.summary}")
+        path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command)
+        click.echo(f"wrote {len(outcomes)} cassettes and {path}")
+
+    try:
+        asyncio.run(run())
+    except RecordError as err:
+        click.echo(f"mockllama record: {err}", err=True)
+        sys.exit(2)

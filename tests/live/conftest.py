@@ -1,0 +1,90 @@
+"""The live tier: a real llama-server b11434, installed or reused by scripts/llama-server.sh.
+
+Set MOCKLLAMA_LIVE=0 to skip it. Otherwise a failure to install or start llama-server fails
+the tests; it never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llama-server.sh"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_health(url: str, process: subprocess.Popen, log: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"llama-server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"llama-server did not answer /health within {seconds} s:\n{log.read_text()[-3000:]}")
+
+
+@dataclass
+class LiveServer:
+    url: str
+    command: str
+    process: subprocess.Popen
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def llama_installed() -> None:
+    if os.environ.get("MOCKLLAMA_LIVE") == "0":
+        pytest.skip("MOCKLLAMA_LIVE=0: the live llama-server tier is switched off")
+    started = time.monotonic()
+    result = subprocess.run(["bash", str(SCRIPT), "setup"], capture_output=True, text=True, timeout=3600)
+    if result.returncode != 0:
+        pytest.fail(f"scripts/llama-server.sh setup failed ({result.returncode}):\n{result.stderr[-5000:]}")
+    print(f"\nllama-server ready after {time.monotonic() - started:.0f} s of set-up", file=sys.stderr)
+
+
+@pytest.fixture(scope="session")
+def start_llama_server(llama_installed, tmp_path_factory):
+    """Start fresh llama-servers: a fresh one answers a given request sequence deterministically."""
+    servers = []
+
+    def start() -> LiveServer:
+        port = free_port()
+        command = subprocess.run(["bash", str(SCRIPT), "command", str(port)], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        log = tmp_path_factory.mktemp("llama-server") / "server.log"
+        with log.open("w") as sink:
+            process = subprocess.Popen(shlex.split(command), stdout=sink, stderr=subprocess.STDOUT)
+        servers.append(LiveServer(f"http://127.0.0.1:{port}", command, process))
+        wait_for_health(servers[-1].url, process, log)
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
