@@ -13,7 +13,11 @@ from functools import cached_property
 from pathlib import Path
 
 import yaml
-from vcr.persisters.filesystem import CassetteDecodeError, CassetteNotFoundError, FilesystemPersister
+from vcr.persisters.filesystem import (
+    CassetteDecodeError,
+    CassetteNotFoundError,
+    FilesystemPersister,
+)
 from vcr.serializers import yamlserializer
 
 from . import sse

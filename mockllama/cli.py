@@ -14,8 +14,15 @@ from aiohttp import web
 
 from . import __version__
 from .behaviours import verdict
+from .cassettes import (
+    CHAT_PATH,
+    RESPONSES_PATH,
+    CassetteError,
+    Scenario,
+    bundled_cassette_dir,
+    load_scenarios,
+)
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
-from .cassettes import CHAT_PATH, RESPONSES_PATH, CassetteError, Scenario, bundled_cassette_dir, load_scenarios
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
 
 CASSETTES_HELP = (
@@ -262,3 +269,36 @@ def record(server_url, out_dir, catalogue_path, only, server_command, api_key, t
     except RecordError as err:
         click.echo(f"mockllama record: {err}", err=True)
         sys.exit(2)
+
+
+@main.command()
+@click.argument("url")
+@click.option("--probe", "probe", type=click.Choice(["text", "tool", "stream", "all"]), default="text",
+              show_default=True, help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; all: every probe.")
+@click.option("--model", help='The "model" to send (default: the recorded "x"; set it for servers that check).')
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every field and the verdict.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds to wait for each reply.")
+def check(url, probe, model, as_json, timeout) -> None:
+    """Tell whether URL reports a reply cut off by max_output_tokens as cut off.
+
+    Sends requests that cannot finish within their limit to URL/v1/responses, and their twins
+    to URL/v1/chat/completions, then compares. URL is the server's base URL, e.g.
+    http://127.0.0.1:8080 or http://127.0.0.1:18090/buggy.
+
+    \b
+    Exit codes:
+      0  every cut-off reply is reported "incomplete" with reason "max_output_tokens"
+      1  a cut-off reply is reported "completed" (the llama-server bug)
+      2  can't tell: unreachable, an HTTP error, not JSON, a timeout, or a chat
+         twin that did not say "length" (the reply finished, which proves nothing)
+    """
+    from .check import run
+
+    report = run(url, probes=[probe], model=model, timeout=timeout)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+    sys.exit(report.exit_code)

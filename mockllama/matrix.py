@@ -16,7 +16,13 @@ from pathlib import Path
 import click
 
 from .background import BackgroundServer
-from .cassettes import CHAT_PATH, RESPONSES_PATH, Scenario, bundled_cassette_dir, load_scenarios
+from .cassettes import (
+    CHAT_PATH,
+    RESPONSES_PATH,
+    Scenario,
+    bundled_cassette_dir,
+    load_scenarios,
+)
 from .replay import BEHAVIOURS
 from .server import create_app
 

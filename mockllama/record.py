@@ -19,8 +19,8 @@ import aiohttp
 import vcr
 
 from . import __version__
-from .catalogue import CatalogueScenario, PlannedRequest
 from .cassettes import CHAT_PATH, RESPONSES_PATH
+from .catalogue import CatalogueScenario, PlannedRequest
 
 # Never written into a cassette, in requests or responses.
 SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie", "proxy-authorization")

@@ -13,10 +13,10 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from .behaviours import Reply
-from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
 from .cassettes import Scenario
 from .errors import RequestError, error_body
 from .matching import Matcher
+from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
 
 log = logging.getLogger("mockllama")
 

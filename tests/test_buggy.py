@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-from conftest import all_interactions
 from httpkit import call, chunks_on_the_wire, request_bytes, sse_pairs
+from recordings import all_interactions
 
 from mockllama.server import HOP_BY_HOP
 

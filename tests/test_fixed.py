@@ -6,8 +6,8 @@ import json
 
 import openai
 import pytest
-from conftest import SCENARIOS, all_interactions
 from httpkit import call, request_bytes, sse_pairs
+from recordings import SCENARIOS, all_interactions
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 CUT = sorted(name for name in RESPONSE_SCENARIOS if SCENARIOS[name].twin_finish_reason(

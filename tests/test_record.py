@@ -14,8 +14,13 @@ import pytest
 from aiohttp import web
 
 from mockllama.background import BackgroundServer
-from mockllama.catalogue import CatalogueError, chat_twin, load_catalogue, parse_catalogue
 from mockllama.cassettes import load_cassette, load_scenarios
+from mockllama.catalogue import (
+    CatalogueError,
+    chat_twin,
+    load_catalogue,
+    parse_catalogue,
+)
 from mockllama.server import HOP_BY_HOP, create_app
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

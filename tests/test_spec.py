@@ -6,11 +6,10 @@ import json
 
 import openai
 import pytest
-from conftest import SCENARIOS
 from httpkit import call, request_bytes, sse_pairs
-from pydantic import BaseModel, TypeAdapter
-
 from openai.types.responses import Response, ResponseStreamEvent
+from pydantic import BaseModel, TypeAdapter
+from recordings import SCENARIOS
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 STREAM_EVENT = TypeAdapter(ResponseStreamEvent)

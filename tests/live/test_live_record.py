@@ -11,10 +11,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import free_port, wait_for_health
+from livekit import free_port, wait_for_health
 
-from mockllama.catalogue import load_catalogue
 from mockllama.cassettes import CHAT_PATH, RESPONSES_PATH, load_scenarios
+from mockllama.catalogue import load_catalogue
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
