@@ -2,8 +2,8 @@
 
 Each probe sends a request that cannot finish within its limit to ``/v1/responses``, and its twin
 to ``/v1/chat/completions``, then compares. The requests are the bundled scenarios' own recorded
-requests (``text-cut-8``, ``tool-cut-20``), so mockllama answers them and a real server gets
-exactly what was recorded. Use it from Python::
+requests (``text-cut-8``, ``tool-cut-20``, from the recorder's catalogue), so mockllama answers
+them and a real server gets exactly what was recorded. Use it from Python::
 
     report = mockllama.check.run("http://127.0.0.1:8080", probes=["text", "stream"])
     assert report.exit_code == 0, report.summary
@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
 from . import sse
-from .cassettes import CHAT_PATH, RESPONSES_PATH, bundled_cassette_dir, load_cassette
+from .catalogue import load_catalogue
+from .cassettes import CHAT_PATH, RESPONSES_PATH
 
 PROBES = ("text", "tool", "stream")
 PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20")}
@@ -86,10 +87,11 @@ class Report:
 
 
 def _recorded_requests(scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
-    recorded = load_cassette(next(bundled_cassette_dir().rglob(f"{scenario}.yaml")))
-    responses = recorded.find("POST", RESPONSES_PATH, stream)
-    chat = recorded.chat_twin(responses)
-    bodies = dict(responses.request_json), dict(chat.request_json)
+    """The Responses request and its chat twin as the recorder sent them. The catalogue, not the
+    cassette, keeps their key order, which llama-server's prompt depends on."""
+    entry = next(entry for entry in load_catalogue() if entry.name == scenario)
+    responses, chat = [p.json for p in entry.planned() if p.json.get("stream") is stream]
+    bodies = dict(responses), dict(chat)
     if model is not None:
         for body in bodies:
             body["model"] = model

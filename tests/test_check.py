@@ -1,0 +1,141 @@
+"""`mockllama check`: exit 1 for the bug, 0 for an honest server, 2 when it can't tell."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from aiohttp import web
+
+from mockllama import check
+from mockllama.background import BackgroundServer
+
+MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+
+
+def _check(url, *args):
+    return subprocess.run([*MOCKLLAMA, "check", url, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
+def test_buggy_exits_1(server, probe):
+    result = _check(f"{server.url}/buggy", "--probe", probe)
+    assert result.returncode == 1, result.stdout
+    assert f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as 'completed'." in result.stdout
+
+
+def test_buggy_text_prints_the_two_lines_of_the_write_up(server):
+    lines = _check(f"{server.url}/buggy").stdout.splitlines()
+    assert lines == [
+        "/v1/responses max_output_tokens=8: status='completed' incomplete_details=None output_tokens=8",
+        "/v1/chat/completions max_tokens=8: finish_reason='length'",
+        f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as 'completed'.",
+    ]
+
+
+def test_buggy_tool_and_stream_report_what_they_saw(server):
+    out = _check(f"{server.url}/buggy", "--probe", "all").stdout
+    assert "function_call status='completed' arguments='{\"path\": \"/tmp/hello.txt' (do not parse as JSON)" in out
+    assert "last event='response.completed' status='completed'" in out
+    assert "function_call_arguments.done for 0 of 1 calls" in out
+
+
+@pytest.mark.parametrize("behaviour", ["fixed", "spec"])
+@pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
+def test_fixed_and_spec_exit_0(server, behaviour, probe):
+    result = _check(f"{server.url}/{behaviour}/v1", "--probe", probe)
+    assert result.returncode == 0, result.stdout
+    assert "reported as 'incomplete'" in result.stdout.splitlines()[-1]
+
+
+def test_fixed_stream_reports_arguments_done(server):
+    out = _check(f"{server.url}/fixed", "--probe", "stream").stdout
+    assert "last event='response.incomplete' status='incomplete'" in out
+    assert "function_call_arguments.done for 1 of 1 calls" in out
+
+
+def test_unreachable_port_exits_2_with_the_reason():
+    with BackgroundServer(web.Application()) as gone:
+        url = gone.url
+    result = _check(url)
+    assert result.returncode == 2
+    assert "cannot reach" in result.stdout and "Traceback" not in result.stderr
+
+
+def _serving(handler) -> BackgroundServer:
+    app = web.Application()
+    app.router.add_post("/v1/responses", handler)
+    app.router.add_post("/v1/chat/completions", handler)
+    return BackgroundServer(app)
+
+
+def test_a_server_that_answers_500_exits_2():
+    async def broken(request):
+        return web.json_response({"error": {"code": 500, "message": "boom", "type": "server_error"}}, status=500)
+
+    with _serving(broken) as server:
+        result = _check(server.url)
+    assert result.returncode == 2
+    assert "HTTP 500" in result.stdout
+
+
+def test_a_server_that_answers_html_exits_2():
+    async def html(request):
+        return web.Response(text="<html><body>Welcome to nginx!</body></html>", content_type="text/html")
+
+    with _serving(html) as server:
+        result = _check(server.url, "--probe", "all")
+    assert result.returncode == 2
+    assert "not JSON" in result.stdout and "JSON server-sent events" in result.stdout
+
+
+def test_a_server_that_never_answers_in_time_exits_2():
+    async def slow(request):
+        await asyncio.sleep(3)
+        return web.json_response({})
+
+    with _serving(slow) as server:
+        result = _check(server.url, "--timeout", "0.3")
+    assert result.returncode == 2
+    assert "within 0.3 s" in result.stdout
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
+def test_a_twin_that_says_stop_proves_nothing_and_exits_2(server, behaviour):
+    """The text-finishes recording, chosen by a model equal to its scenario name."""
+    result = _check(f"{server.url}/{behaviour}", "--model", "text-finishes")
+    assert result.returncode == 2
+    assert "finish_reason='stop'" in result.stdout
+    assert "proves nothing" in result.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize(("behaviour", "code", "verdict"), [("buggy", 1, "dishonest"), ("fixed", 0, "honest")])
+def test_json_output_parses_and_carries_the_exit_codes_verdict(server, behaviour, code, verdict):
+    result = _check(f"{server.url}/{behaviour}", "--probe", "all", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == report["exit_code"] == code
+    assert report["verdict"] == verdict
+    assert [p["probe"] for p in report["probes"]] == ["text", "tool", "stream", "stream"]
+    text = report["probes"][0]["observations"][0]["fields"]
+    assert text["output_tokens"] == 8 and text["status"] == ("completed" if code else "incomplete")
+    tool = report["probes"][1]["observations"][0]["fields"]
+    assert tool["arguments_parse"] is False
+
+
+def test_json_output_for_an_unreachable_server():
+    with BackgroundServer(web.Application()) as gone:
+        url = gone.url
+    report = json.loads(_check(url, "--json").stdout)
+    assert (report["verdict"], report["exit_code"]) == ("unknown", 2)
+    assert "cannot reach" in report["probes"][0]["reason"]
+
+
+def test_python_api(server):
+    report = check.run(f"{server.url}/buggy", probes=["text", "tool"])
+    assert report.exit_code == 1 and report.verdict == "dishonest"
+    assert check.run(f"{server.url}/spec", probes=["all"]).exit_code == 0
+    with pytest.raises(ValueError, match="unknown probe"):
+        check.run(server.url, probes=["nope"])
