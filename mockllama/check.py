@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
 from . import sse
-from .catalogue import load_catalogue
 from .cassettes import CHAT_PATH, RESPONSES_PATH
+from .catalogue import load_catalogue
 
 PROBES = ("text", "tool", "stream")
 PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20")}

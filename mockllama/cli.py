@@ -302,3 +302,25 @@ def check(url, probe, model, as_json, timeout) -> None:
         for line in report.lines():
             click.echo(line)
     sys.exit(report.exit_code)
+
+
+@main.command()
+@click.argument("scenario", required=False)
+@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
+def explain(scenario, cassette_dirs) -> None:
+    """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
+    fixed and spec for the body and the stream's last events, and what a client should check.
+
+    Without SCENARIO, every scenario. Colour only when stdout is a terminal.
+    """
+    from .explain import render, stories, story
+
+    scenarios = _load(cassette_dirs)
+    if scenario is not None and scenario not in scenarios:
+        click.echo(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}",
+                   err=True)
+        sys.exit(2)
+    told = [story(scenarios[scenario])] if scenario else stories(scenarios)
+    for one in told:
+        for line in render(one):
+            click.echo(line)

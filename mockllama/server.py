@@ -7,7 +7,8 @@ behaviour transform -> writer.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -35,12 +36,16 @@ HOP_BY_HOP = frozenset(
 )
 
 
+WEB_DIR = Path(__file__).resolve().parent / "web"
+
+
 @dataclass(frozen=True)
 class Settings:
     scenarios: dict[str, Scenario]
     matcher: Matcher
     behaviour: str
     max_body_bytes: int
+    stories: list = field(default_factory=list)  # the teaching page's data, built on first use
 
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -156,6 +161,19 @@ async def replay(request: web.Request) -> web.StreamResponse:
     return await write_reply(request, reply, headers)
 
 
+async def teaching_page(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(WEB_DIR / "index.html")
+
+
+async def teaching_data(request: web.Request) -> web.Response:
+    from .explain import stories
+
+    settings = request.app[SETTINGS]
+    if not settings.stories:
+        settings.stories.extend(stories(settings.scenarios))
+    return web.json_response(settings.stories, headers=_mockllama_headers("none", "none"))
+
+
 def create_app(
     scenarios: dict[str, Scenario],
     behaviour: str = DEFAULT_BEHAVIOUR,
@@ -171,4 +189,7 @@ def create_app(
             app.router.add_post(prefix + path, replay)
         for path in GET_ROUTES:
             app.router.add_get(prefix + path, replay, allow_head=False)
+    app.router.add_get("/", teaching_page)
+    app.router.add_get("/_mockllama/scenarios.json", teaching_data)
+    app.router.add_static("/_mockllama/static", WEB_DIR)
     return app

@@ -1,0 +1,176 @@
+"""What each scenario teaches: its request, the twin's verdict, and every behaviour's reply.
+
+One source for both ``mockllama explain`` (text) and the teaching page (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from .behaviours import verdict
+from .cassettes import RESPONSES_PATH, Interaction, Scenario
+from .replay import BEHAVIOURS, reply_for
+
+ABSENT = "(absent)"
+LAST_EVENTS = 3
+
+
+def _shown(value) -> str:
+    return ABSENT if value is ... else json.dumps(value, ensure_ascii=False)
+
+
+def _item_value(item: dict):
+    if item.get("type") == "function_call":
+        return "arguments", item.get("arguments")
+    texts = [part.get("text") for part in item.get("content") or []]
+    return "text", texts[0] if len(texts) == 1 else texts
+
+
+def _rows(bodies: dict[str, dict]) -> list[dict]:
+    """The fields a client judges a reply by, per behaviour, and whether they differ."""
+    def row(label, pick):
+        values = {}
+        for behaviour, body in bodies.items():
+            try:
+                values[behaviour] = _shown(pick(body))
+            except (KeyError, IndexError, TypeError):
+                values[behaviour] = ABSENT
+        return {"field": label, "values": values, "differs": len(set(values.values())) > 1}
+
+    rows = [
+        row("status", lambda b: b["status"]),
+        row("incomplete_details", lambda b: b.get("incomplete_details", ...)),
+        row("completed_at", lambda b: b.get("completed_at", ...)),
+    ]
+    for index, item in enumerate(bodies["buggy"].get("output") or []):
+        kind, _ = _item_value(item)
+        rows.append(row(f"output[{index}].status", lambda b, i=index: b["output"][i]["status"]))
+        rows.append(row(f"output[{index}].{kind}", lambda b, i=index: _item_value(b["output"][i])[1]))
+    rows.append(row("usage.output_tokens", lambda b: b["usage"]["output_tokens"]))
+    return rows
+
+
+def _event_summary(event) -> str:
+    payload = event.json() or {}
+    status = (payload.get("item") or payload.get("response") or {}).get("status")
+    return f"{event.name or payload.get('type')}" + (f" (status={status})" if status else "")
+
+
+def _advice(scenario: Scenario, responses: Interaction, cut: bool) -> str:
+    body = responses.body_json
+    limit = responses.limit
+    tokens = (body.get("usage") or {}).get("output_tokens")
+    calls = [item for item in body.get("output") or [] if item.get("type") == "function_call"]
+    if cut and calls:
+        try:
+            json.loads(calls[-1].get("arguments") or "")
+        except ValueError:
+            return ("Never run a function_call whose status is not 'completed'. On llama-server the status "
+                    "lies, but here the arguments do not even parse.")
+        return ("The arguments parse as JSON, yet the call was cut: only status (fixed, spec) or "
+                f"usage.output_tokens >= max_output_tokens={limit} (buggy) tells.")
+    if cut:
+        return (f"Check status == 'incomplete'. On llama-server (buggy) the only sign is usage.output_tokens "
+                f"({tokens}) reaching max_output_tokens ({limit}).")
+    if limit is not None and tokens is not None and tokens >= limit:
+        return (f"It finished in exactly {limit} tokens: 'completed' is right here, and a client that treats "
+                "usage at the limit as a cut gets a false positive.")
+    return "It finished: every behaviour says 'completed', and rightly."
+
+
+def story(scenario: Scenario) -> dict:
+    """Everything the explainer and the teaching page show of one scenario."""
+    responses = scenario.find("POST", RESPONSES_PATH, False)
+    if responses is None or responses.status != 200:
+        return {"name": scenario.name, "kind": "other", "endpoints": scenario.endpoints,
+                "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour."}
+    stream = scenario.find("POST", RESPONSES_PATH, True)
+    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in BEHAVIOURS}
+    last_events = {}
+    if stream is not None:
+        for behaviour in BEHAVIOURS:
+            events = reply_for(behaviour, stream, scenario).events or ()
+            last_events[behaviour] = [_event_summary(event) for event in events[-LAST_EVENTS:]]
+    decision = verdict(scenario, responses)
+    return {
+        "name": scenario.name,
+        "kind": "responses",
+        "request": responses.request_json,
+        "twin_finish_reason": scenario.twin_finish_reason(responses),
+        "cut": decision.cut,
+        "decided_by": decision.rule,
+        "rows": _rows(bodies),
+        "bodies": bodies,
+        "last_events": last_events,
+        "advice": _advice(scenario, responses, decision.cut),
+    }
+
+
+FAMILIES = ("text", "tool", "poem")  # the order they teach best in: plain text first
+
+
+def _teaching_order(told: dict):
+    family = told["name"].split("-")[0]
+    limit = (told.get("request") or {}).get("max_output_tokens") or 0
+    return told["kind"] != "responses", FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), limit, told["name"]
+
+
+def stories(scenarios: dict[str, Scenario]) -> list[dict]:
+    """Responses scenarios first (the ones with something to teach), then the rest."""
+    return sorted((story(scenario) for scenario in scenarios.values()), key=_teaching_order)
+
+
+WIDTH = 80
+LABEL = 22
+COLUMN = 19
+
+
+def _cell(text: str, width: int = COLUMN - 1) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _wrap(prefix: str, text: str) -> list[str]:
+    """``text`` after ``prefix``, folded at word boundaries to the terminal width."""
+    return textwrap.wrap(text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix)) or [prefix]
+
+
+def _request_lines(request: dict) -> list[str]:
+    lines = ["request  POST /v1/responses"]
+    for key, value in request.items():
+        lines.append(_cell(f"           {key}: {json.dumps(value, ensure_ascii=False)}", WIDTH))
+    return lines
+
+
+def render(told: dict) -> list[str]:
+    """One scenario as plain text for an 80-column terminal; differences styled for a tty."""
+    import click
+
+    title = f"== {told['name']} "
+    lines = [title + "=" * (WIDTH - len(title))]
+    if told["kind"] != "responses":
+        return [*lines, *_wrap("  ", f"{' '.join(told['endpoints'])}: {told['note']}"), ""]
+    twin = told["twin_finish_reason"]
+    lines += _request_lines(told["request"])
+    meaning = "the reply was cut off" if told["cut"] else "the reply finished"
+    lines.append(f"chat twin finish_reason: {twin!r} ({meaning})")
+    lines.append("")
+    behaviours = list(told["bodies"])
+    lines.append("non-streaming body".ljust(LABEL) + "".join(b.ljust(COLUMN) for b in behaviours).rstrip())
+    for row in told["rows"]:
+        cells = []
+        for position, behaviour in enumerate(behaviours):
+            text = _cell(row["values"][behaviour])
+            if row["values"][behaviour] != row["values"]["buggy"]:
+                text = click.style(text, fg="green", bold=True)
+            padding = " " * (COLUMN - len(_cell(row["values"][behaviour])))
+            cells.append(text + (padding if position < len(behaviours) - 1 else ""))
+        label = _cell(row["field"], LABEL - 1).ljust(LABEL)
+        lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
+    if told["last_events"]:
+        lines += ["", f"stream, last {LAST_EVENTS} events"]
+        for behaviour, events in told["last_events"].items():
+            for number, event in enumerate(events):
+                lines.append(f"  {behaviour if number == 0 else '':7}{event}")
+    lines += ["", *_wrap("client:  ", told["advice"]), ""]
+    return lines

@@ -1,0 +1,141 @@
+// The teaching page: renders /_mockllama/scenarios.json (the same data as `mockllama explain`).
+"use strict";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (key === "class") node.className = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+// Longest common subsequence of two line lists: which lines of each side have no partner.
+function changedLines(left, right) {
+  const n = left.length, m = right.length;
+  const table = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      table[i][j] = left[i] === right[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+    }
+  }
+  const leftChanged = new Set(), rightChanged = new Set();
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (left[i] === right[j]) { i++; j++; }
+    else if (table[i + 1][j] >= table[i][j + 1]) leftChanged.add(i++);
+    else rightChanged.add(j++);
+  }
+  while (i < n) leftChanged.add(i++);
+  while (j < m) rightChanged.add(j++);
+  return [leftChanged, rightChanged];
+}
+
+function bodyPane(behaviour, lines, changed) {
+  const pre = el("pre", { class: `body ${behaviour}`, "data-behaviour": behaviour });
+  lines.forEach((line, index) => pre.append(el("span", changed.has(index) ? { class: "changed" } : {}, line)));
+  return pre;
+}
+
+function eventsList(behaviour, events, other) {
+  const list = el("ol", { class: `events ${behaviour}` });
+  events.forEach((event, index) => list.append(el("li", event !== other[index] ? { class: "changed" } : {}, event)));
+  return list;
+}
+
+function fieldsTable(story) {
+  const behaviours = Object.keys(story.bodies);
+  const table = el("table", { class: "fields" });
+  table.append(el("tr", {}, el("th", {}, "field"), ...behaviours.map((b) => el("th", {}, b))));
+  for (const row of story.rows) {
+    const cells = behaviours.map((b) => {
+      const differs = row.values[b] !== row.values.buggy || (b === "buggy" && row.differs);
+      return el("td", { class: differs ? `diff ${b}` : b }, row.values[b]);
+    });
+    table.append(el("tr", row.differs ? { class: "differs" } : {}, el("th", {}, row.field), ...cells));
+  }
+  return table;
+}
+
+function describeInput(input) {
+  if (typeof input === "string") return input;
+  const user = (input || []).filter((item) => item.role === "user").map((item) => item.content);
+  return user.length ? String(user[user.length - 1]) : JSON.stringify(input);
+}
+
+function requestBlock(request) {
+  const tools = (request.tools || []).map((tool) => tool.name).join(", ");
+  const summary = el("summary", {}, "POST /v1/responses: ", el("code", {}, JSON.stringify(describeInput(request.input))),
+    ", max_output_tokens ", el("code", {}, String(request.max_output_tokens)),
+    tools ? ", tools " : "", tools ? el("code", {}, tools) : null, " (full request)");
+  return el("details", { class: "request" }, summary, el("pre", {}, JSON.stringify(request, null, 2)));
+}
+
+function verdictLine(story) {
+  const meaning = story.cut ? "the reply was cut off" : "the reply finished";
+  return el("p", { class: "verdict" }, "Chat twin ", el("code", {}, "finish_reason"), ": ",
+    el("span", { class: `tag ${story.cut ? "cut" : "ok"}` }, story.twin_finish_reason), ` (${meaning}).`);
+}
+
+function responsesSection(story) {
+  const buggyLines = JSON.stringify(story.bodies.buggy, null, 2).split("\n");
+  const fixedLines = JSON.stringify(story.bodies.fixed, null, 2).split("\n");
+  const [buggyChanged, fixedChanged] = changedLines(buggyLines, fixedLines);
+  const events = story.last_events;
+  return [
+    requestBlock(story.request),
+    verdictLine(story),
+    fieldsTable(story),
+    el("div", { class: "side-by-side" },
+      el("div", {}, el("h3", {}, el("span", { class: "label-buggy" }, "buggy"), " (llama-server as it is)"),
+        bodyPane("buggy", buggyLines, buggyChanged)),
+      el("div", {}, el("h3", {}, el("span", { class: "label-fixed" }, "fixed"), " (a correct server)"),
+        bodyPane("fixed", fixedLines, fixedChanged))),
+    events.buggy ? el("div", { class: "side-by-side" },
+      el("div", {}, el("h3", {}, "stream, last events: ", el("span", { class: "label-buggy" }, "buggy")),
+        eventsList("buggy", events.buggy, events.fixed)),
+      el("div", {}, el("h3", {}, "stream, last events: ", el("span", { class: "label-fixed" }, "fixed")),
+        eventsList("fixed", events.fixed, events.buggy))) : null,
+    el("p", { class: "advice" }, el("b", {}, "What a client should check: "), story.advice),
+  ];
+}
+
+function tagFor(story) {
+  if (story.kind !== "responses") return el("span", { class: "tag other" }, "as recorded");
+  return el("span", { class: `tag ${story.cut ? "cut" : "ok"}` }, story.cut ? "cut off" : "finished");
+}
+
+function render(stories) {
+  const list = document.getElementById("scenario-list");
+  const main = document.getElementById("scenarios");
+  list.replaceChildren();
+  for (const story of stories) {
+    const id = `scenario-${story.name}`;
+    list.append(el("li", {}, el("a", { href: `#${id}` }, story.name, tagFor(story))));
+    const section = el("section", { class: "scenario", id }, el("h2", {}, story.name));
+    if (story.kind === "responses") section.append(...responsesSection(story).filter(Boolean));
+    else section.append(el("p", { class: "note" }, `${story.endpoints.join(", ")}: ${story.note}`));
+    main.append(section);
+  }
+  const origin = window.location.origin;
+  const seed = '{"model":"x","input":"Count from 1 to 200, separated by spaces.","max_output_tokens":8,"temperature":0}';
+  document.getElementById("try-commands").textContent = [
+    `curl -s ${origin}/buggy/v1/responses -d '${seed}'`,
+    `curl -s ${origin}/fixed/v1/responses -d '${seed}'`,
+    `curl -sN ${origin}/fixed/v1/responses -d '${seed.slice(0, -1)},"stream":true}'`,
+    `mockllama check ${origin}/buggy      # exits 1: cut-off replies reported "completed"`,
+    `mockllama check ${origin}/fixed --probe all   # exits 0`,
+    `mockllama explain text-cut-8`,
+  ].join("\n");
+  document.body.setAttribute("data-rendered", String(stories.length));
+}
+
+fetch("/_mockllama/scenarios.json")
+  .then((response) => response.json())
+  .then(render)
+  .catch((error) => {
+    document.getElementById("scenario-list").replaceChildren(el("li", {}, `could not load scenarios: ${error}`));
+  });

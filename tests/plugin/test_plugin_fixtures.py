@@ -1,0 +1,54 @@
+"""Client tests written the way a client author would: only the plugin's fixtures, no manual server.
+
+The plugin comes in through its pytest11 entry point; nothing here or in conftest imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+import openai
+
+COUNT = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
+
+
+def test_base_url_runs_once_per_behaviour(mockllama_base_url, mockllama):
+    behaviour = urlsplit(mockllama_base_url).path.split("/")[1]
+    assert mockllama_base_url == f"{mockllama.url}/{behaviour}/v1"
+    assert behaviour in ("buggy", "fixed", "spec")
+
+
+def test_sync_openai_client_sees_the_behaviours_truth(mockllama_base_url):
+    client = openai.OpenAI(base_url=mockllama_base_url, api_key="unused")
+    raw = client.responses.with_raw_response.create(**COUNT)
+    response = raw.parse()
+    behaviour = raw.headers["X-Mockllama-Behaviour"]
+    assert mockllama_base_url.endswith(f"/{behaviour}/v1")
+    assert response.status == ("completed" if behaviour == "buggy" else "incomplete")
+    assert response.output_text == "1. 1\n2. "
+
+
+def test_async_openai_client_works_too(mockllama_base_url):
+    async def ask():
+        async with openai.AsyncOpenAI(base_url=mockllama_base_url, api_key="unused") as client:
+            return await client.chat.completions.create(
+                model="x", messages=[{"role": "user", "content": COUNT["input"]}], max_tokens=8, temperature=0
+            )
+
+    completion = asyncio.run(ask())
+    assert completion.choices[0].finish_reason == "length"  # chat is honest in every behaviour
+
+
+def test_fixture_exposes_url_and_scenarios(mockllama):
+    assert mockllama.url.startswith("http://127.0.0.1:")
+    assert {"text-cut-8", "tool-cut-20", "text-exact-limit"} <= set(mockllama.scenarios)
+    assert mockllama.base_url("spec") == f"{mockllama.url}/spec/v1"
+
+
+def test_one_server_serves_the_whole_session(mockllama, request):
+    assert request.session.config.pluginmanager.has_plugin("mockllama")  # loaded by its entry point
+    client = openai.OpenAI(base_url=mockllama.base_url("fixed"), api_key="unused")
+    cut = client.responses.create(model="tool-cut-20", input="anything")
+    assert cut.status == "incomplete"
+    assert cut.output[0].arguments == '{"path": "/tmp/hello.txt'

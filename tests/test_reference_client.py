@@ -1,0 +1,81 @@
+"""examples/truncation_safe_client.py against every recording in every behaviour, limits pinned."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+from recordings import SCENARIOS
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "truncation_safe_client.py"
+_spec = importlib.util.spec_from_file_location("truncation_safe_client", EXAMPLE)
+client_module = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(client_module)
+
+RESPONSE_SCENARIOS = sorted(n for n, s in SCENARIOS.items() if s.find("POST", "/v1/responses", False)
+                            and s.find("POST", "/v1/responses", False).status == 200)
+PINNED = {"text-exact-limit", "tool-cut-30"}
+
+
+def _ask(server, behaviour, name):
+    request = dict(SCENARIOS[name].find("POST", "/v1/responses", False).request_json)
+    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused")
+    return client_module.ask(client, **request)
+
+
+def _really_cut(name) -> bool:
+    scenario = SCENARIOS[name]
+    return scenario.twin_finish_reason(scenario.find("POST", "/v1/responses", False)) == "length"
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+@pytest.mark.parametrize("name", sorted(set(RESPONSE_SCENARIOS) - PINNED))
+def test_client_agrees_with_the_chat_twin(server, behaviour, name):
+    answer = _ask(server, behaviour, name)
+    assert answer.cut_off == _really_cut(name), answer.reason
+    if answer.cut_off and behaviour != "buggy":
+        assert answer.reason == "status is 'incomplete'"
+
+
+@pytest.mark.parametrize("name", ["text-cut-8", "text-cut-64", "poem-cut-20"])
+def test_on_buggy_the_usage_rule_is_what_catches_a_cut(server, name):
+    answer = _ask(server, "buggy", name)
+    assert answer.response.status == "completed"
+    assert answer.cut_off and answer.reason.startswith("usage.output_tokens reached")
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+def test_pinned_limit_exact_limit_is_a_false_positive_of_the_usage_rule(server, behaviour):
+    answer = _ask(server, behaviour, "text-exact-limit")
+    assert not _really_cut("text-exact-limit")  # the chat twin says "stop": the reply finished
+    assert answer.response.status == "completed"
+    assert answer.response.usage.output_tokens == 8
+    assert answer.cut_off is True
+    assert answer.reason == "usage.output_tokens reached max_output_tokens=8"
+
+
+def test_pinned_limit_valid_json_is_not_proof_of_a_finished_call(server):
+    answer = _ask(server, "buggy", "tool-cut-30")
+    call = answer.response.output[-1]
+    assert json.loads(call.arguments)  # parses as JSON ...
+    assert _really_cut("tool-cut-30")  # ... yet the chat twin says "length"
+    assert client_module.unparsable_function_call(answer.response) is False  # rule 3 alone misses it
+    assert answer.cut_off and answer.reason.startswith("usage.output_tokens reached")  # rule 2 catches it
+
+
+def test_an_unparsable_call_is_caught_even_without_a_limit(server):
+    request = dict(SCENARIOS["tool-cut-20"].find("POST", "/v1/responses", False).request_json)
+    client = openai.OpenAI(base_url=server.base_url("buggy"), api_key="unused")
+    answer = client_module.judge(client.responses.create(**request), max_output_tokens=None)
+    assert answer.cut_off and answer.reason == "a function_call's arguments do not parse as JSON"
+
+
+def test_the_example_runs_as_a_script(server):
+    out = subprocess.run([sys.executable, str(EXAMPLE), server.base_url("buggy")], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.splitlines()[0] == "status='completed' cut_off=True (usage.output_tokens reached max_output_tokens=8)"

@@ -1,0 +1,115 @@
+"""`mockllama explain` and the teaching page, the latter in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from httpkit import call
+
+import mockllama
+
+MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+WEB = Path(mockllama.__file__).resolve().parent / "web"
+
+
+def _explain(*args):
+    return subprocess.run([*MOCKLLAMA, "explain", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_explain_shows_both_statuses_and_the_twin(server):
+    result = _explain("text-cut-8")
+    assert result.returncode == 0
+    out = result.stdout
+    assert "chat twin finish_reason: 'length' (the reply was cut off)" in out
+    status = next(line for line in out.splitlines() if line.startswith("status "))
+    assert status.split() == ['status', '"completed"', '"incomplete"', '"incomplete"']
+    assert '"input": ' not in out and 'input: "Count from 1 to 200, separated by spaces."' in out
+    assert "response.completed (status=completed)" in out and "response.incomplete (status=incomplete)" in out
+    assert "client:" in out
+
+
+def test_explain_fits_80_columns_without_colour_when_piped():
+    out = _explain().stdout
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert "\x1b[" not in out
+    assert len(re.findall(r"^== ", out, re.M)) == 17
+
+
+def test_explain_pins_the_lessons_of_the_two_tricky_scenarios():
+    assert "false positive" in _explain("text-exact-limit").stdout
+    assert "parse as JSON, yet the call was cut" in " ".join(_explain("tool-cut-30").stdout.split())
+
+
+def test_explain_unknown_scenario_fails_clearly():
+    result = _explain("no-such-scenario")
+    assert result.returncode == 2
+    assert "no scenario named 'no-such-scenario'" in result.stderr and "text-cut-8" in result.stderr
+
+
+def test_page_and_its_data_are_served(server):
+    status, headers, body = call(server.url, "GET", "/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert b"/_mockllama/static/app.js" in body
+    status, _, body = call(server.url, "GET", "/_mockllama/scenarios.json")
+    stories = json.loads(body)
+    assert stories[0]["name"] == "text-cut-8"
+    rows = {row["field"]: row for row in stories[0]["rows"]}
+    assert rows["status"]["values"] == {"buggy": '"completed"', "fixed": '"incomplete"', "spec": '"incomplete"'}
+    assert rows["status"]["differs"] and not rows["usage.output_tokens"]["differs"]
+
+
+def test_static_files_cannot_reach_outside_the_web_directory(server):
+    status, _, body = call(server.url, "GET", "/_mockllama/static/../server.py")
+    assert status == 404 and b"def create_app" not in body
+    status, _, body = call(server.url, "GET", "/_mockllama/static/%2e%2e/server.py")
+    assert status == 404 and b"def create_app" not in body
+
+
+def test_page_needs_no_network():
+    for path in WEB.iterdir():
+        text = path.read_text()
+        assert not re.search(r"(src|href)=\"https?://", text), path.name
+        assert "//cdn" not in text and "@import" not in text, path.name
+
+
+def _chromium() -> str:
+    if os.environ.get("MOCKLLAMA_BROWSER") == "0":
+        pytest.skip("MOCKLLAMA_BROWSER=0: the headless-browser test is switched off")
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        pytest.fail("headless Chromium is needed: apt-get install chromium (or set MOCKLLAMA_BROWSER=0)")
+    return found
+
+
+def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_page_renders_in_headless_chromium(server, tmp_path):
+    chromium = _chromium()
+    dom = _headless(chromium, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
+    assert 'data-rendered="17"' in dom, dom[-2000:]
+    listed = re.findall(r'<li><a href="#scenario-([a-z0-9-]+)">', dom)
+    assert len(listed) == 17 and listed[0] == "text-cut-8"
+    section = dom[dom.index('id="scenario-text-cut-8"'):dom.index('id="scenario-text-exact-limit"')]
+    assert '<td class="diff fixed">"incomplete"</td>' in section
+    assert '<td class="diff buggy">"completed"</td>' in section
+    assert re.search(r'<pre class="body fixed"[^>]*>.*<span class="changed">\s*"status": "incomplete",</span>', section,
+                     re.S)
+    assert "mockllama check " + server.url + "/buggy" in dom
+    screenshot = tmp_path / "teaching-page.png"
+    result = _headless(chromium, tmp_path / "profile-shot", "--window-size=1400,1800",
+                       f"--screenshot={screenshot}", server.url + "/")
+    assert screenshot.is_file() and screenshot.stat().st_size > 20_000, result.stderr[-2000:]
