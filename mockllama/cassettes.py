@@ -191,10 +191,15 @@ def load_cassette(path: Path) -> Scenario:
 
 
 def cassette_files(directory: Path) -> list[Path]:
+    """The cassettes under ``directory``; a link that leads outside it is refused, not followed."""
     directory = Path(directory)
     if not directory.is_dir():
         raise CassetteError(directory, "no such directory")
+    root = directory.resolve()
     files = sorted(p for p in directory.rglob("*") if p.suffix in CASSETTE_SUFFIXES and p.is_file())
+    for path in files:
+        if not path.resolve().is_relative_to(root):
+            raise CassetteError(path, f"it links outside the cassette directory {directory}, to {path.resolve()}")
     if not files:
         raise CassetteError(directory, "the directory holds no cassettes (*.yaml)")
     return files

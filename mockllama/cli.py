@@ -22,6 +22,7 @@ from .cassettes import (
     bundled_cassette_dir,
     load_scenarios,
 )
+from .pacing import parse_pace
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
 
@@ -86,7 +87,15 @@ def main() -> None:
     type=click.IntRange(1),
     help="Larger request bodies get HTTP 413.",
 )
-def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes) -> None:
+@click.option(
+    "--pace",
+    default="instant",
+    show_default=True,
+    metavar="instant|recorded|FACTOR",
+    help="instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
+    "predicted_per_token_ms per delta). A number scales that: 2 is twice as fast.",
+)
+def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -112,9 +121,14 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes) -> Non
       curl -s localhost:18090/fixed/v1/responses \\
         -d '{"model":"x","input":"Count from 1 to 200, separated by spaces.","max_output_tokens":8,"temperature":0}'
     """
+    try:
+        factor = parse_pace(pace)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--pace") from None
     scenarios = _load(cassette_dirs)
     try:
-        app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes)
+        app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
+                         pace=factor)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):

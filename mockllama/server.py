@@ -6,6 +6,7 @@ behaviour transform -> writer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from .behaviours import Reply
 from .cassettes import Scenario
 from .errors import RequestError, error_body
 from .matching import Matcher
+from .pacing import body_delay, recorded_timings, stream_delays
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
 
 log = logging.getLogger("mockllama")
@@ -45,6 +47,7 @@ class Settings:
     matcher: Matcher
     behaviour: str
     max_body_bytes: int
+    pace: float | None = None  # None: instant; else divide the recorded timings by this
     stories: list = field(default_factory=list)  # the teaching page's data, built on first use
 
 
@@ -135,13 +138,23 @@ def _reply_headers(reply: Reply, behaviour: str, scenario: str, selected_by: str
     return headers
 
 
-async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDict) -> web.StreamResponse:
+async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDict, timings: dict | None,
+                      pace: float | None) -> web.StreamResponse:
+    paced = pace is not None and timings is not None
     if reply.events is None:
+        if paced:
+            await asyncio.sleep(body_delay(timings, pace))
         return web.Response(status=reply.status, reason=reply.reason, body=reply.body, headers=headers)
+    delays = stream_delays(reply.events, timings, pace) if paced else [0.0] * len(reply.events)
     response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
+    loop = asyncio.get_running_loop()
+    due = loop.time()  # waits run against deadlines, so the small oversleeps do not add up
     await response.prepare(request)
     try:
-        for event in reply.events:
+        for event, delay in zip(reply.events, delays):
+            due += delay
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
             await response.write(event.raw)  # one recorded block per chunk, sent as it is written
         await response.write_eof()
     except ConnectionResetError:
@@ -156,9 +169,11 @@ async def replay(request: web.Request) -> web.StreamResponse:
     raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
     selection = settings.matcher.select(request.method, path, raw, request.headers.get(SCENARIO_HEADER))
     interaction = selection.interaction
-    reply = reply_for(behaviour, interaction, settings.scenarios[interaction.scenario])
+    scenario = settings.scenarios[interaction.scenario]
+    reply = reply_for(behaviour, interaction, scenario)
     headers = _reply_headers(reply, behaviour, interaction.scenario, selection.how)
-    return await write_reply(request, reply, headers)
+    timings = recorded_timings(scenario, interaction) if settings.pace is not None else None
+    return await write_reply(request, reply, headers, timings, settings.pace)
 
 
 async def teaching_page(request: web.Request) -> web.FileResponse:
@@ -179,11 +194,12 @@ def create_app(
     behaviour: str = DEFAULT_BEHAVIOUR,
     fallback: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    pace: float | None = None,
 ) -> web.Application:
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes, middlewares=[error_middleware])
-    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes)
+    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in POST_ROUTES:
             app.router.add_post(prefix + path, replay)
