@@ -25,7 +25,7 @@ class Verdict:
     rule: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: each is built once (replay.reply_for)
 class Reply:
     status: int
     reason: str

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .cassettes import Interaction, Scenario
 from .errors import RequestError
@@ -79,11 +80,17 @@ class Matcher:
                     self._by_bytes.setdefault((*route, interaction.request_raw), interaction)
                 if interaction.request_json is not None:
                     self._by_key.setdefault((*route, match_key(interaction.request_json)), interaction)
+        # Clients repeat the same request bodies, and a body always selects the same recording:
+        # remember the last few thousand answers (the profile showed JSON work on every request).
+        self._remembered = lru_cache(maxsize=4096)(self._select)
 
     def has_route(self, method: str, path: str) -> bool:
         return (method, path) in self._by_route
 
     def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
+        return self._remembered(method, path, raw, scenario_name)
+
+    def _select(self, method: str, path: str, raw: bytes, scenario_name: str | None) -> Selection:
         if method == "GET":
             return self._select_get(path, scenario_name)
         try:

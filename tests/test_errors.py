@@ -51,7 +51,7 @@ def test_malformed_json_is_a_400(server):
     assert status == 400
     error = _error(body)
     assert error["type"] == "invalid_request_error" and "not valid JSON" in error["message"]
-    assert headers["X-Mockllama-Behaviour"] and headers["X-Mockllama-Scenario"] == "none"
+    assert headers["X-Mockllama-Behaviour"] == "buggy" and headers["X-Mockllama-Scenario"] == "none"
     _still_serving(server.url)
 
 

@@ -1,0 +1,279 @@
+"""Benchmark: mockllama against the floor (a bare aiohttp server) and, optionally, llama-server.
+
+    python -m mockllama.bench [--duration 5] [--llama-server URL] [--markdown]
+
+Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
+(Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
+``text-cut-8`` and streamed ``poem-finishes`` (wrk reads each whole stream), at 1 and 64
+connections. Figures: p50 and p99 latency, requests per second, time from process start to the
+first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-server.
+
+A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
+the table gives the median of the rounds (and of three start-ups).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cassettes import RESPONSES_PATH, bundled_cassette_dir, load_scenarios
+from .catalogue import load_catalogue
+
+WORKLOADS = (("text-cut-8", False), ("poem-finishes", True))
+CONCURRENCY = (1, 64)
+SERVER_CPU, LOAD_CPU = "0", "1"
+
+
+# --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
+
+def run_floor(port: int) -> None:
+    """Serve the two workloads' recorded replies with no matching and no transform at all."""
+    from aiohttp import web
+
+    scenarios = load_scenarios([bundled_cassette_dir()])
+    plain = scenarios["text-cut-8"].find("POST", RESPONSES_PATH, False)
+    streamed = scenarios["poem-finishes"].find("POST", RESPONSES_PATH, True)
+    blocks = [event.raw for event in streamed.events]
+
+    async def responses(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if b'"stream": true' not in body:
+            return web.Response(body=plain.body, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for block in blocks:
+            await response.write(block)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post(RESPONSES_PATH, responses)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+# --- measuring ----------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    contender: str
+    workload: str
+    connections: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _request_body(scenario: str, stream: bool) -> bytes:
+    entry = next(e for e in load_catalogue() if e.name == scenario)
+    planned = next(p for p in entry.planned() if p.path == RESPONSES_PATH and p.json["stream"] is stream)
+    return json.dumps(planned.json).encode()
+
+
+def _post(url: str, body: bytes, timeout: float = 2.0) -> int:
+    request = urllib.request.Request(url + RESPONSES_PATH, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        response.read()
+        return response.status
+
+
+def _pinned(cpu: str, command: list[str]) -> list[str]:
+    return ["taskset", "-c", cpu, *command] if shutil.which("taskset") and os.cpu_count() >= 2 else command
+
+
+def start_contender(command: list[str], url: str) -> tuple[subprocess.Popen, float]:
+    """Start a server process; return it and the seconds from start to its first 200."""
+    body = _request_body("text-cut-8", False)
+    started = time.perf_counter()
+    process = subprocess.Popen(_pinned(SERVER_CPU, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = started + 30
+    while time.perf_counter() < deadline:
+        try:
+            if _post(url, body, timeout=0.5) == 200:
+                return process, time.perf_counter() - started
+        except OSError:
+            time.sleep(0.002)
+    process.kill()
+    raise RuntimeError(f"{' '.join(command)} did not answer within 30 s")
+
+
+def peak_rss_mb(process: subprocess.Popen) -> float:
+    """VmHWM of the server process (the python under taskset, which execs it in place)."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def _milliseconds(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def run_wrk(url: str, body: bytes, connections: int, duration: int) -> tuple[float, float, float]:
+    """(requests per second, p50 ms, p99 ms) from wrk, in its own process on its own core."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                     f"wrk.body = {json.dumps(body.decode())}\n")
+    try:
+        threads = min(connections, 2)
+        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "60s", "--latency",
+                   "-s", script.name, url + RESPONSES_PATH]
+        out = subprocess.run(_pinned(LOAD_CPU, command), capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(script.name)
+    # llama-server answers "Connection: close", which wrk counts as read errors: those are fine.
+    socket_errors = re.search(r"Socket errors: connect (\d+), read \d+, write (\d+), timeout (\d+)", out)
+    if "Non-2xx or 3xx responses" in out or (socket_errors and any(int(n) for n in socket_errors.groups())):
+        raise RuntimeError(f"{url}: wrk saw errors:\n{out}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = _milliseconds(re.search(r"^\s+50%\s+(\S+)\s*$", out, re.M).group(1))
+    p99 = _milliseconds(re.search(r"^\s+99%\s+(\S+)\s*$", out, re.M).group(1))
+    return rps, p50, p99
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    duration: int  # seconds per wrk run
+    rounds: int
+    settle: bool = False  # wait for llama-server's slots to go idle before each run
+
+
+def wait_until_idle(url: str, seconds: float = 300) -> None:
+    """llama-server keeps generating for requests wrk has given up on; let it finish first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/slots", timeout=5) as response:
+                if not any(slot.get("is_processing") for slot in json.load(response)):
+                    return
+        except (OSError, ValueError):
+            return  # no /slots endpoint: nothing to wait for
+        time.sleep(0.5)
+
+
+def measure(targets: dict[str, Target]) -> list[Result]:
+    """Every workload on every target, the targets taking turns; medians over the rounds."""
+    results = []
+    for scenario, stream in WORKLOADS:
+        body = _request_body(scenario, stream)
+        label = f"{scenario} {'stream' if stream else 'json'}"
+        for connections in CONCURRENCY:
+            runs = {name: [] for name in targets}
+            for round_number in range(max(target.rounds for target in targets.values())):
+                for name, target in targets.items():
+                    if round_number < target.rounds:
+                        if target.settle:
+                            wait_until_idle(target.url)
+                        runs[name].append(run_wrk(target.url, body, connections, target.duration))
+            for name, samples in runs.items():
+                rps, p50, p99 = (statistics.median(column) for column in zip(*samples))
+                results.append(Result(name, label, connections, rps, p50, p99))
+            print(f"measured {label} at {connections} connections", file=sys.stderr, flush=True)
+    return results
+
+
+# --- the run and the table ----------------------------------------------------------------------
+
+def contenders(port_for) -> list[tuple[str, list[str], str]]:
+    python = sys.executable
+    floor, buggy, fixed = port_for(), port_for(), port_for()
+    return [
+        ("floor (bare aiohttp)", [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
+         f"http://127.0.0.1:{floor}"),
+        ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
+         f"http://127.0.0.1:{buggy}"),
+        ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
+         f"http://127.0.0.1:{fixed}"),
+    ]
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        found = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text())
+        model = found.group(1).strip() if found else model
+    return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}, {platform.system()}"
+
+
+def _workload(result: Result) -> tuple[str, bool]:
+    scenario, kind = result.workload.split()
+    return scenario, kind == "stream"
+
+
+def table(results: list[Result], starts: dict, rss: dict) -> str:
+    floor = {(r.workload, r.connections): r for r in results if r.contender.startswith("floor")}
+    live = {(r.workload, r.connections): r for r in results if r.contender == "llama-server"}
+    lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs llama-server |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
+        key = (r.workload, r.connections)
+        vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
+        vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
+        rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
+        lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
+                     f"{r.p99_ms:.2f} | {vs_floor} | {vs_live} |")
+    lines += ["", "| contender | start to first 200 | peak RSS |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {starts[name] * 1000:.0f} ms | {rss[name]:.1f} MB |" for name in starts]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m mockllama.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
+    parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
+    parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.floor_server:
+        return run_floor(args.floor_server)
+    if shutil.which("wrk") is None:
+        sys.exit("mockllama.bench needs wrk: apt-get install wrk")
+    print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+    starts, processes, targets = {}, {}, {}
+    try:
+        for name, command, url in contenders(_free_port):
+            times = []
+            for _ in range(3):
+                process, seconds = start_contender(command, url)
+                times.append(seconds)
+                if len(times) < 3:
+                    process.terminate()
+                    process.wait(timeout=20)
+            starts[name], processes[name] = statistics.median(times), process
+            targets[name] = Target(url, args.duration, args.rounds)
+        results = measure(targets)
+        rss = {name: peak_rss_mb(process) for name, process in processes.items()}
+        if args.llama_server:
+            # Last, so that the generations it keeps running after wrk stops slow nobody else down.
+            # Its replies take 0.1 to 1 s each: one long run per workload says enough.
+            live = Target(args.llama_server.rstrip("/"), max(args.duration, 20), 1, settle=True)
+            results += measure({"llama-server": live})
+    finally:
+        for process in processes.values():
+            process.terminate()
+            process.wait(timeout=20)
+    print(table(results, starts, rss))
+
+
+if __name__ == "__main__":
+    main()
