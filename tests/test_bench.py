@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -11,8 +12,10 @@ import pytest
 
 
 def test_benchmark_prints_every_contender_workload_and_figure():
+    if os.environ.get("MOCKLLAMA_BENCH") == "0":
+        pytest.skip("MOCKLLAMA_BENCH=0: the benchmark smoke run is switched off")
     if shutil.which("wrk") is None:
-        pytest.fail("the benchmark needs wrk: apt-get install wrk")
+        pytest.fail("the benchmark needs wrk: apt-get install wrk (or set MOCKLLAMA_BENCH=0)")
     result = subprocess.run([sys.executable, "-m", "mockllama.bench", "--duration", "1", "--rounds", "1"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
