@@ -19,6 +19,9 @@ from .cassettes import Interaction, Scenario
 from .errors import RequestError
 from .validation import type_error
 
+# Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
+REMEMBERED_BODY_BYTES = 64 * 1024
+
 # llama-server ignores these, so a client may send anything there.
 IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata"})
 
@@ -84,10 +87,9 @@ class Matcher:
         # remember the last few thousand answers (the profile showed JSON work on every request).
         self._remembered = lru_cache(maxsize=4096)(self._select)
 
-    def has_route(self, method: str, path: str) -> bool:
-        return (method, path) in self._by_route
-
     def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
+        if len(raw) > REMEMBERED_BODY_BYTES:
+            return self._select(method, path, raw, scenario_name)
         return self._remembered(method, path, raw, scenario_name)
 
     def _select(self, method: str, path: str, raw: bytes, scenario_name: str | None) -> Selection:

@@ -214,3 +214,17 @@ def test_cassettes_option_with_a_traversal_reads_only_that_directory(tmp_path):
     shutil.copy(next(bundled_cassette_dir().rglob("text-cut-8.yaml")), tmp_path / "text-cut-8.yaml")
     traversal = inner / ".." / ".."  # names tmp_path: it is what the operator asked for, nothing more
     assert sorted(load_scenarios([traversal])) == ["text-cut-8"]
+
+
+def test_remembered_selections_stay_small(scenarios):
+    from mockllama.matching import REMEMBERED_BODY_BYTES, Matcher
+
+    matcher = Matcher(scenarios)
+    big = json.dumps({"model": "text-cut-8", "input": "x" * REMEMBERED_BODY_BYTES}).encode()
+    for _ in range(3):
+        assert matcher.select("POST", "/v1/responses", big).interaction.scenario == "text-cut-8"
+    assert matcher._remembered.cache_info().currsize == 0
+    small = json.dumps({"model": "text-cut-8", "input": "x"}).encode()
+    matcher.select("POST", "/v1/responses", small)
+    matcher.select("POST", "/v1/responses", small)
+    assert matcher._remembered.cache_info().hits == 1
