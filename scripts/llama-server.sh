@@ -12,7 +12,7 @@
 # MOCKLLAMA_LLAMA_HOME chooses where it all goes (default ~/.cache/mockllama/llama-server-b11434).
 set -euo pipefail
 
-home="${MOCKLLAMA_LLAMA_HOME:-$HOME/.cache/mockllama/llama-server-b11434}"
+home="${MOCKLLAMA_LLAMA_HOME:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mockllama/llama-server-b11434}"
 envfile="$home/env"
 python="${PYTHON:-python3}"
 
