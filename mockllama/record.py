@@ -7,6 +7,7 @@ to a temporary file that is renamed into place only when the scenario is complet
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import hashlib
@@ -95,7 +96,7 @@ async def probe(url: str, timeout: float, headers: dict) -> ServerInfo:
             models = await _get_json(session, url, "/v1/models")
     except aiohttp.ClientConnectionError as err:
         raise RecordError(f"cannot reach a server at {url} ({err}). Is llama-server running there?") from None
-    except TimeoutError:
+    except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} did not answer within {timeout:g} s") from None
     if "default_generation_settings" not in props:
         raise RecordError(f"{url} does not look like llama-server: GET /props has no default_generation_settings")
@@ -155,7 +156,7 @@ async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, tim
         os.replace(partial, final)
     except aiohttp.ClientConnectionError as err:
         raise RecordError(f"lost the server at {url} while recording {entry.name!r} ({err})") from None
-    except TimeoutError:
+    except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} took over {timeout:g} s to answer while recording {entry.name!r}") from None
     finally:
         partial.unlink(missing_ok=True)
