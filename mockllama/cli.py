@@ -136,15 +136,20 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
         click.echo(f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.",
                    err=True)
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
-    click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {behaviour}")
-    for name in BEHAVIOURS:
-        click.echo(f"  {name + ':':7} {base}/{name}/v1")
-    click.echo(f"  default: {base}/v1  (X-Mockllama-Behaviour picks per request)")
-    click.echo("Press Ctrl-C to stop.")
+
+    def listening(_aiohttp_banner: str) -> None:
+        """run_app calls this once the socket is bound: only then are the URLs true."""
+        click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {behaviour}")
+        for name in BEHAVIOURS:
+            click.echo(f"  {name + ':':7} {base}/{name}/v1")
+        click.echo(f"  default: {base}/v1  (X-Mockllama-Behaviour picks per request)")
+        click.echo(f"  teaching page: {base}/")
+        click.echo("Press Ctrl-C to stop.")
+
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
     try:
-        web.run_app(app, host=host, port=port, print=None, **access)
+        web.run_app(app, host=host, port=port, print=listening, **access)
     except OSError as err:
         click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
         sys.exit(2)

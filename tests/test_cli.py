@@ -123,6 +123,7 @@ def test_serve_on_a_busy_port_says_so(serve):
     result = subprocess.run([*MOCKLLAMA, "serve", "--port", str(port)], capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert "cannot listen" in result.stderr and "Traceback" not in result.stderr
+    assert "/buggy/v1" not in result.stdout  # no URLs announced for a server that is not there
 
 
 def test_scenarios_lists_each_with_status_and_twin(tmp_path):
