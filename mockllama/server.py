@@ -111,9 +111,17 @@ def answers_errors(handler):
 
 def _behaviour_label(request: web.Request) -> str:
     """The behaviour an erroring request asked for, for its X-Mockllama-Behaviour header."""
-    from_prefix, _ = split_behaviour_prefix(request.path)
-    asked = (request.headers.get(BEHAVIOUR_HEADER) or "").strip().lower()
-    return from_prefix or (asked if asked in BEHAVIOURS else request.app[SETTINGS].behaviour)
+    default = request.app[SETTINGS].behaviour
+    try:
+        return choose_behaviour(request, split_behaviour_prefix(request.path)[0], default)
+    except RequestError:  # an unknown X-Mockllama-Behaviour: the error is about that very header
+        return default
+
+
+def _require_method(request: web.Request, method: str) -> None:
+    """Routes take every method, so that a wrong one gets a 405 in llama-server's shape."""
+    if request.method != method:
+        raise web.HTTPMethodNotAllowed(request.method, [method])
 
 
 def split_behaviour_prefix(path: str) -> tuple[str | None, str]:
@@ -184,9 +192,7 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
 async def replay(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
     from_prefix, path = split_behaviour_prefix(request.path)
-    expected = "GET" if path in GET_ROUTES else "POST"
-    if request.method != expected:
-        raise web.HTTPMethodNotAllowed(request.method, [expected])
+    _require_method(request, "GET" if path in GET_ROUTES else "POST")
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
     selection = settings.matcher.select(request.method, path, raw, request.headers.get(SCENARIO_HEADER))
@@ -200,8 +206,7 @@ async def replay(request: web.Request) -> web.StreamResponse:
 
 @answers_errors
 async def teaching_page(request: web.Request) -> web.FileResponse:
-    if request.method != "GET":
-        raise web.HTTPMethodNotAllowed(request.method, ["GET"])
+    _require_method(request, "GET")
     return web.FileResponse(WEB_DIR / "index.html")
 
 
@@ -211,8 +216,9 @@ WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file())
 @answers_errors
 async def web_file(request: web.Request) -> web.FileResponse:
     """The page's own files, by name: nothing else, and nothing outside the package, can be asked for."""
+    _require_method(request, "GET")
     name = request.match_info["name"]
-    if request.method != "GET" or name not in WEB_FILES:
+    if name not in WEB_FILES:
         raise web.HTTPNotFound()
     return web.FileResponse(WEB_DIR / name)
 
@@ -226,6 +232,7 @@ async def unknown_route(request: web.Request) -> web.Response:
 async def teaching_data(request: web.Request) -> web.Response:
     from .explain import stories
 
+    _require_method(request, "GET")
     settings = request.app[SETTINGS]
     if not settings.stories:
         settings.stories.extend(stories(settings.scenarios))
@@ -243,12 +250,11 @@ def create_app(
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
     app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace)
-    # Every method goes to the handlers, which answer a wrong one with a 405 in llama-server's shape.
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
             app.router.add_route("*", prefix + path, replay)
     app.router.add_route("*", "/", teaching_page)
-    app.router.add_get("/_mockllama/scenarios.json", teaching_data, allow_head=False)
+    app.router.add_route("*", "/_mockllama/scenarios.json", teaching_data)
     app.router.add_route("*", "/_mockllama/static/{name}", web_file)
     app.router.add_route("*", "/{tail:.*}", unknown_route)  # last: whatever no route above took
     return app

@@ -165,3 +165,13 @@ def test_cassette_directory_without_cassettes_is_an_error(tmp_path):
         load_scenarios([tmp_path])
     with pytest.raises(CassetteError, match="no such directory"):
         load_scenarios([tmp_path / "missing"])
+
+
+def test_error_replies_name_the_behaviour_that_was_asked_for(server):
+    _, headers, _ = post_json(server.url, "/fixed/v1/responses", {**SEED, "max_output_tokens": 9})
+    assert headers["X-Mockllama-Behaviour"] == "fixed"
+    _, headers, _ = post_json(server.url, "/v1/responses", {**SEED, "max_output_tokens": 9},
+                              {"X-Mockllama-Behaviour": "spec"})
+    assert headers["X-Mockllama-Behaviour"] == "spec"
+    _, headers, _ = post_json(server.url, "/v1/responses", SEED, {"X-Mockllama-Behaviour": "nonsense"})
+    assert headers["X-Mockllama-Behaviour"] == "buggy"  # the server default; the error names the bad header

@@ -113,3 +113,10 @@ def test_page_renders_in_headless_chromium(server, tmp_path):
     result = _headless(chromium, tmp_path / "profile-shot", "--window-size=1400,1800",
                        f"--screenshot={screenshot}", server.url + "/")
     assert screenshot.is_file() and screenshot.stat().st_size > 20_000, result.stderr[-2000:]
+
+
+def test_page_routes_answer_a_wrong_method_with_a_405(server):
+    for path in ("/", "/_mockllama/scenarios.json", "/_mockllama/static/app.js"):
+        status, headers, body = call(server.url, "POST", path, b"{}")
+        assert status == 405, path
+        assert json.loads(body)["error"]["type"] == "invalid_request_error"
