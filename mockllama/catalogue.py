@@ -39,6 +39,18 @@ class PlannedRequest:
     data: str | None = None
     headers: dict = field(default_factory=dict)
 
+    def body_text(self) -> str | None:
+        """The body exactly as sent: JSON in the catalogue's key order (llama-server renders tool
+        schemas in the order sent, so the order is part of the request), or ``data`` as written."""
+        if self.json is not None:
+            return json.dumps(self.json, ensure_ascii=False)
+        return self.data
+
+    def send_headers(self) -> dict:
+        if self.json is not None and not any(name.lower() == "content-type" for name in self.headers):
+            return {**self.headers, "Content-Type": "application/json"}
+        return self.headers
+
     def describe(self) -> str:
         stream = isinstance(self.json, dict) and self.json.get("stream") is True
         return f"{self.method} {self.path}" + (" (stream)" if stream else "")

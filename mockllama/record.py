@@ -104,11 +104,12 @@ async def probe(url: str, timeout: float, headers: dict) -> ServerInfo:
 
 
 async def _send(session: aiohttp.ClientSession, url: str, planned: PlannedRequest) -> tuple[int, bytes]:
-    kwargs = {"headers": planned.headers}
-    if planned.json is not None:
-        kwargs["json"] = planned.json
-    elif planned.data is not None:
-        kwargs["data"] = planned.data
+    # Always a text body (never aiohttp's json=): vcrpy then stores the exact string sent, key order
+    # included, where a json= body would become a YAML mapping with its keys sorted.
+    kwargs = {"headers": planned.send_headers()}
+    body = planned.body_text()
+    if body is not None:
+        kwargs["data"] = body.encode("utf-8")
     async with session.request(planned.method, url + planned.path, **kwargs) as response:
         return response.status, await response.read()
 
