@@ -22,6 +22,7 @@ from .cassettes import (
     bundled_cassette_dir,
     load_scenarios,
 )
+from .limits import raise_open_file_limit
 from .pacing import parse_pace
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
@@ -147,6 +148,7 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
     access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
     try:
         web.run_app(app, host=host, port=port, print=listening, **access)

@@ -24,5 +24,8 @@ class RequestError(Exception):
 
 
 def error_body(status: int, message: str) -> bytes:
-    error = {"code": status, "message": message, "type": ERROR_TYPES.get(status, "server_error")}
-    return json.dumps({"error": error}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    error = {"error": {"code": status, "message": message, "type": ERROR_TYPES.get(status, "server_error")}}
+    try:
+        return json.dumps(error, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate echoed from the request: \u escapes are valid JSON
+        return json.dumps(error, separators=(",", ":")).encode("ascii")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 
+from .bounded_cache import ByteBoundedMemo
 from .cassettes import Interaction, Scenario
 from .errors import RequestError
 from .validation import type_error
@@ -65,6 +65,11 @@ def _short(value) -> str:
     return text if len(text) <= 48 else text[:45] + "..."
 
 
+def _key_bytes(args: tuple) -> int:
+    method, path, raw, scenario_name = args
+    return len(method) + len(path) + len(raw) + len(scenario_name or "")
+
+
 class Matcher:
     def __init__(self, scenarios: dict[str, Scenario], fallback: str | None = None):
         if fallback is not None and fallback not in scenarios:
@@ -84,8 +89,8 @@ class Matcher:
                 if interaction.request_json is not None:
                     self._by_key.setdefault((*route, match_key(interaction.request_json)), interaction)
         # Clients repeat the same request bodies, and a body always selects the same recording:
-        # remember the last few thousand answers (the profile showed JSON work on every request).
-        self._remembered = lru_cache(maxsize=4096)(self._select)
+        # remember recent answers (the profile showed JSON work on every request), 16 MiB of keys at most.
+        self._remembered = ByteBoundedMemo(self._select, _key_bytes)
 
     def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
         if len(raw) > REMEMBERED_BODY_BYTES:

@@ -19,7 +19,9 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from .behaviours import Reply
 from .cassettes import Scenario
 from .errors import RequestError, error_body
+from .limits import quiet_accept_errors
 from .matching import Matcher
+from .nesting import refuse_deep_nesting
 from .pacing import body_delay, recorded_timings, stream_delays
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
 
@@ -60,13 +62,17 @@ def _mockllama_headers(behaviour: str, scenario: str) -> dict[str, str]:
     return {BEHAVIOUR_HEADER: behaviour, SCENARIO_HEADER: scenario}
 
 
-def error_response(status: int, message: str, behaviour: str = "none") -> web.Response:
+def error_response(status: int, message: str, behaviour: str = "none", headers: dict | None = None) -> web.Response:
     return web.Response(
         status=status,
         body=error_body(status, message),
         content_type="application/json",
-        headers=_mockllama_headers(behaviour, "none"),
+        headers={**_mockllama_headers(behaviour, "none"), **(headers or {})},
     )
+
+
+# The reply of last resort, built from constants, for when building an error reply fails too.
+LAST_RESORT_500 = error_body(500, "mockllama: internal error; the server log has the details.")
 
 
 def _aiohttp_error_message(request: web.Request, error: web.HTTPException) -> str:
@@ -96,17 +102,30 @@ def answers_errors(handler):
     async def guarded(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
-        except RequestError as err:
-            return error_response(err.status, err.message, _behaviour_label(request))
         except web.HTTPException as err:
             if err.status < 400:
                 raise
-            return error_response(err.status, _aiohttp_error_message(request, err), _behaviour_label(request))
-        except Exception:
-            log.exception("mockllama: internal error on %s %s", request.method, request.path)
-            return error_response(500, "mockllama: internal error; the server log has the details.")
+            return _error_reply(request, err)
+        except Exception as err:  # RequestError included: _error_reply tells them apart
+            return _error_reply(request, err)
 
     return guarded
+
+
+def _error_reply(request: web.Request, err: Exception) -> web.Response:
+    """The error reply for ``err``; whatever goes wrong while building it, still a reply in llama-server's shape."""
+    try:
+        if isinstance(err, RequestError):
+            return error_response(err.status, err.message, _behaviour_label(request))
+        if isinstance(err, web.HTTPException):
+            methods = getattr(err, "allowed_methods", None)
+            allow = {"Allow": ", ".join(sorted(methods))} if methods else None
+            return error_response(err.status, _aiohttp_error_message(request, err), _behaviour_label(request), allow)
+        log.error("mockllama: internal error on %s %s", request.method, request.path, exc_info=err)
+    except Exception as failure:  # one line, never a traceback per request
+        log.error("mockllama: could not build the error reply for %s: %r", type(err).__name__, failure)
+    return web.Response(status=500, body=LAST_RESORT_500, content_type="application/json",
+                        headers=_mockllama_headers("none", "none"))
 
 
 def _behaviour_label(request: web.Request) -> str:
@@ -118,10 +137,15 @@ def _behaviour_label(request: web.Request) -> str:
         return default
 
 
+# What each kind of route accepts; HEAD is a GET without the body (aiohttp leaves the body out).
+ALLOWED_METHODS = {"GET": ("GET", "HEAD"), "POST": ("POST",)}
+
+
 def _require_method(request: web.Request, method: str) -> None:
-    """Routes take every method, so that a wrong one gets a 405 in llama-server's shape."""
-    if request.method != method:
-        raise web.HTTPMethodNotAllowed(request.method, [method])
+    """Routes take every method, so that a wrong one gets a 405 in llama-server's shape, with Allow."""
+    allowed = ALLOWED_METHODS[method]
+    if request.method not in allowed:
+        raise web.HTTPMethodNotAllowed(request.method, allowed)
 
 
 def split_behaviour_prefix(path: str) -> tuple[str | None, str]:
@@ -195,7 +219,9 @@ async def replay(request: web.Request) -> web.StreamResponse:
     _require_method(request, "GET" if path in GET_ROUTES else "POST")
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
-    selection = settings.matcher.select(request.method, path, raw, request.headers.get(SCENARIO_HEADER))
+    refuse_deep_nesting(raw)
+    method = "GET" if request.method == "HEAD" else request.method
+    selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_for(behaviour, interaction, scenario)
@@ -228,6 +254,21 @@ async def unknown_route(request: web.Request) -> web.Response:
     raise web.HTTPNotFound()
 
 
+async def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> None:
+    """A request whose target is not a path (``CONNECT host:443``, ``OPTIONS *``) matches no route,
+    not even the catch-all, so aiohttp answers it itself in plain text; reshape that one reply.
+    Every handler's reply already carries X-Mockllama-Behaviour and passes untouched."""
+    if response.status < 400 or BEHAVIOUR_HEADER in response.headers or not isinstance(response, web.Response):
+        return
+    message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
+               "answers: it serves paths such as /v1/responses and is not a proxy.")
+    body = error_body(response.status, message)
+    response.body = body
+    response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text
+    response.content_type = "application/json"
+    response.headers.update(_mockllama_headers(request.app[SETTINGS].behaviour, "none"))
+
+
 @answers_errors
 async def teaching_data(request: web.Request) -> web.Response:
     from .explain import stories
@@ -257,4 +298,6 @@ def create_app(
     app.router.add_route("*", "/_mockllama/scenarios.json", teaching_data)
     app.router.add_route("*", "/_mockllama/static/{name}", web_file)
     app.router.add_route("*", "/{tail:.*}", unknown_route)  # last: whatever no route above took
+    app.on_response_prepare.append(_shape_router_errors)
+    app.on_startup.append(quiet_accept_errors)
     return app
