@@ -22,6 +22,7 @@ from .cassettes import (
     bundled_cassette_dir,
     load_scenarios,
 )
+from .journal import DEFAULT_JOURNAL_SIZE
 from .limits import raise_open_file_limit
 from .pacing import parse_pace
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
@@ -96,8 +97,15 @@ def main() -> None:
     help="instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
     "predicted_per_token_ms per delta). A number scales that: 2 is twice as fast.",
 )
+@click.option(
+    "--journal-size",
+    default=DEFAULT_JOURNAL_SIZE,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Keep the last N requests in the journal (GET /_mockllama/journal; DELETE clears it). 0: no journal.",
+)
 @click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
-def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, access_log) -> None:
+def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, journal_size, access_log) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -118,6 +126,11 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
     metadata are ignored). `mockllama scenarios` lists the names.
 
     \b
+    Journal: GET /_mockllama/journal lists the last --journal-size requests (method, path,
+    behaviour, scenario, how it was selected, status, bytes sent, whether the stream finished,
+    the request body); ?scenario=NAME and ?since=ID filter it, DELETE clears it.
+
+    \b
     Example:
       mockllama serve &
       curl -s localhost:18090/fixed/v1/responses \\
@@ -130,7 +143,7 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
     scenarios = _load(cassette_dirs)
     try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
-                         pace=factor)
+                         pace=factor, journal_size=journal_size)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):
@@ -145,6 +158,8 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
             click.echo(f"  {name + ':':7} {base}/{name}/v1")
         click.echo(f"  default: {base}/v1  (X-Mockllama-Behaviour picks per request)")
         click.echo(f"  teaching page: {base}/")
+        if journal_size:
+            click.echo(f"  journal: {base}/_mockllama/journal  (last {journal_size} requests)")
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")

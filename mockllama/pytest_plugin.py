@@ -7,9 +7,13 @@
 - ``mockllama``: one server per session on a free loopback port, started on first use.
   ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
 - ``mockllama_base_url``: the base URL, once per behaviour (buggy, fixed, spec).
+- ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
+  in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
+  test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
 
 Extra cassette directories: ``--mockllama-cassettes DIR`` (repeatable) or the ini option
 ``mockllama_cassettes`` (one directory per line), served beside the bundled recordings.
+``--mockllama-journal-size N`` (ini ``mockllama_journal_size``) bounds the journal (default 1000).
 """
 
 from __future__ import annotations
@@ -18,7 +22,44 @@ from pathlib import Path
 
 import pytest
 
+from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Entry, Journal
 from .replay import BEHAVIOURS
+
+
+class JournalView:
+    """The journal entries after a mark: what one test's client sent, although the server is shared."""
+
+    def __init__(self, journal: Journal, since: int):
+        self._journal = journal
+        self._since = since
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self._journal.entries(since=self._since)
+
+    @property
+    def last(self) -> Entry | None:
+        entries = self.entries
+        return entries[-1] if entries else None
+
+    def where(self, **fields) -> list[Entry]:
+        """The entries whose attributes equal all of ``fields``, e.g. ``where(scenario="text-cut-8")``."""
+        unknown = set(fields) - set(Entry.__dataclass_fields__) - {"body"}
+        if unknown:
+            raise TypeError(f"journal entries have no field {', '.join(sorted(unknown))}")
+        return [e for e in self.entries if all(getattr(e, name) == value for name, value in fields.items())]
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, index):
+        return self.entries[index]
+
+    def __repr__(self) -> str:
+        return f"<mockllama journal: {len(self)} entries after #{self._since}>"
 
 
 class MockllamaServer:
@@ -27,6 +68,21 @@ class MockllamaServer:
     def __init__(self, background, scenarios: dict):
         self._background = background
         self.scenarios: tuple[str, ...] = tuple(sorted(scenarios))
+
+    @property
+    def journal(self) -> list[Entry]:
+        """Every journalled request of the session (the last --mockllama-journal-size), in order."""
+        return self._background.app[JOURNAL].entries()
+
+    requests = journal
+
+    def journal_from_now(self) -> JournalView:
+        """A view that will show only the requests answered from now on."""
+        journal = self._background.app[JOURNAL]
+        return JournalView(journal, journal.last_id)
+
+    def clear_journal(self) -> None:
+        self._background.app[JOURNAL].clear()
 
     @property
     def url(self) -> str:
@@ -44,6 +100,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="extra cassette directory for the mockllama fixtures (repeatable)")
     parser.addini("mockllama_cassettes", type="paths", default=[],
                   help="extra cassette directories for the mockllama fixtures, one per line")
+    group.addoption("--mockllama-journal-size", type=int, default=None, metavar="N",
+                    help=f"requests the mockllama journal keeps (default {DEFAULT_JOURNAL_SIZE}; 0: off)")
+    parser.addini("mockllama_journal_size", default=str(DEFAULT_JOURNAL_SIZE),
+                  help="requests the mockllama journal keeps (0: off)")
+
+
+def _journal_size(config: pytest.Config) -> int:
+    size = config.getoption("mockllama_journal_size")
+    text = str(config.getini("mockllama_journal_size")) if size is None else str(size)
+    if not text.strip().isdigit():
+        pytest.fail(f"mockllama: the journal size must be a whole number >= 0, not {text!r}", pytrace=False)
+    return int(text)
 
 
 def _cassette_dirs(config: pytest.Config) -> list[Path]:
@@ -65,7 +133,8 @@ def mockllama(pytestconfig: pytest.Config):
         scenarios = load_scenarios(_cassette_dirs(pytestconfig))
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
-    with BackgroundServer(create_app(scenarios)) as background:
+    app = create_app(scenarios, journal_size=_journal_size(pytestconfig))
+    with BackgroundServer(app) as background:
         yield MockllamaServer(background, scenarios)
 
 
@@ -73,3 +142,9 @@ def mockllama(pytestconfig: pytest.Config):
 def mockllama_base_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
     """``http://127.0.0.1:PORT/<behaviour>/v1``, once for each behaviour."""
     return mockllama.base_url(request.param)
+
+
+@pytest.fixture
+def mockllama_journal(mockllama: MockllamaServer) -> JournalView:
+    """Only the requests this test's clients made, in order (the session's server is shared)."""
+    return mockllama.journal_from_now()

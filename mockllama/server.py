@@ -19,6 +19,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from .behaviours import Reply
 from .cassettes import Scenario
 from .errors import RequestError, error_body
+from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
 from .limits import quiet_accept_errors
 from .matching import Matcher
 from .nesting import refuse_deep_nesting
@@ -199,6 +200,8 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
     response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
     loop = asyncio.get_running_loop()
     due = loop.time()  # waits run against deadlines, so the small oversleeps do not add up
+    trace = trace_of(request)
+    trace.bytes_sent, trace.finished = 0, False
     await response.prepare(request)
     try:
         for event, delay in zip(reply.events, delays):
@@ -206,12 +209,15 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
             if due > loop.time():
                 await asyncio.sleep(due - loop.time())
             await response.write(event.raw)  # one recorded block per chunk, sent as it is written
+            trace.bytes_sent += len(event.raw)
         await response.write_eof()
+        trace.finished = True
     except ConnectionResetError:
         log.debug("mockllama: client went away during a stream on %s", request.path)
     return response
 
 
+@journalled
 @answers_errors
 async def replay(request: web.Request) -> web.StreamResponse:
     settings = request.app[SETTINGS]
@@ -219,9 +225,12 @@ async def replay(request: web.Request) -> web.StreamResponse:
     _require_method(request, "GET" if path in GET_ROUTES else "POST")
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
+    trace = trace_of(request)
+    trace.raw = raw
     refuse_deep_nesting(raw)
     method = "GET" if request.method == "HEAD" else request.method
     selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
+    trace.turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_for(behaviour, interaction, scenario)
@@ -249,6 +258,7 @@ async def web_file(request: web.Request) -> web.FileResponse:
     return web.FileResponse(WEB_DIR / name)
 
 
+@journalled
 @answers_errors
 async def unknown_route(request: web.Request) -> web.Response:
     raise web.HTTPNotFound()
@@ -286,17 +296,20 @@ def create_app(
     fallback: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     pace: float | None = None,
+    journal_size: int = DEFAULT_JOURNAL_SIZE,
 ) -> web.Application:
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
     app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace)
+    app[JOURNAL] = Journal(journal_size)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
             app.router.add_route("*", prefix + path, replay)
     app.router.add_route("*", "/", teaching_page)
     app.router.add_route("*", "/_mockllama/scenarios.json", teaching_data)
     app.router.add_route("*", "/_mockllama/static/{name}", web_file)
+    app.router.add_route("*", "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
     app.router.add_route("*", "/{tail:.*}", unknown_route)  # last: whatever no route above took
     app.on_response_prepare.append(_shape_router_errors)
     app.on_startup.append(quiet_accept_errors)

@@ -59,3 +59,41 @@ def test_a_corrupt_extra_directory_fails_with_the_file_and_reason(pytester):
     result.assert_outcomes(errors=1)
     result.stdout.re_match_lines([r".*mockllama: cannot load cassette .*bad\.yaml: not valid YAML.*"])
     result.stdout.no_fnmatch_line("*Traceback*")
+
+
+JOURNAL_TESTS = '''
+import openai
+
+def _ask(mockllama, n):
+    client = openai.OpenAI(base_url=mockllama.base_url("fixed"), api_key="unused", max_retries=0)
+    for index in range(n):
+        client.responses.create(model="text-cut-8", input=f"ask {index}")
+
+def test_first(mockllama, mockllama_journal):
+    _ask(mockllama, 3)
+    assert [e.body["input"] for e in mockllama_journal] == EXPECTED_FIRST
+
+def test_second_sees_only_its_own(mockllama, mockllama_journal):
+    _ask(mockllama, 1)
+    assert [e.body["input"] for e in mockllama_journal] == ["ask 0"]
+    assert [e.body["input"] for e in mockllama.journal] == EXPECTED_SESSION
+'''
+
+
+@pytest.mark.parametrize(("option", "first", "session"), [
+    ([], ["ask 0", "ask 1", "ask 2"], ["ask 0", "ask 1", "ask 2", "ask 0"]),
+    (["--mockllama-journal-size", "2"], ["ask 1", "ask 2"], ["ask 2", "ask 0"]),  # a ring of the last two
+])
+def test_journal_fixture_per_test_and_journal_size_option(pytester, option, first, session):
+    tests = JOURNAL_TESTS.replace("EXPECTED_FIRST", repr(first)).replace("EXPECTED_SESSION", repr(session))
+    pytester.makepyfile(test_inner=tests)
+    result = pytester.runpytest_subprocess(*option, "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_a_bad_journal_size_fails_with_a_message(pytester):
+    pytester.makeini("[pytest]\nmockllama_journal_size = lots\n")
+    pytester.makepyfile(test_inner="def test_x(mockllama):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.re_match_lines([r".*mockllama: the journal size must be a whole number >= 0, not 'lots'.*"])

@@ -52,3 +52,26 @@ def test_one_server_serves_the_whole_session(mockllama, request):
     cut = client.responses.create(model="tool-cut-20", input="anything")
     assert cut.status == "incomplete"
     assert cut.output[0].arguments == '{"path": "/tmp/hello.txt'
+
+
+def test_journal_fixture_shows_only_this_tests_requests(mockllama, mockllama_journal):
+    assert len(mockllama.journal) > 0  # earlier tests in this session used the same server ...
+    assert list(mockllama_journal) == []  # ... but this test has sent nothing yet
+    client = openai.OpenAI(base_url=mockllama.base_url("fixed"), api_key="unused", max_retries=0)
+    client.responses.create(**COUNT)
+    client.chat.completions.create(model="x", messages=[{"role": "user", "content": COUNT["input"]}], max_tokens=8,
+                                   temperature=0)
+    assert [(e.path, e.scenario, e.status) for e in mockllama_journal] == [
+        ("/fixed/v1/responses", "text-cut-8", 200), ("/fixed/v1/chat/completions", "text-cut-8", 200)]
+    assert mockllama_journal[0].body["max_output_tokens"] == 8
+    assert mockllama_journal.last.body["max_tokens"] == 8
+    assert len(mockllama_journal.where(path="/fixed/v1/responses")) == 1
+    assert mockllama.journal[-2:] == mockllama_journal.entries  # the session journal, as objects
+    assert mockllama.requests == mockllama.journal
+
+
+def test_where_rejects_a_field_entries_do_not_have(mockllama_journal):
+    import pytest
+
+    with pytest.raises(TypeError, match="no field colour"):
+        mockllama_journal.where(colour="red")
