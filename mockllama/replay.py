@@ -1,4 +1,5 @@
-"""The behaviours by name, and the cached reply each gives for a recorded interaction."""
+"""The behaviours by name, the cached reply each gives for a recorded interaction, and the
+per-request step a behaviour may add to it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from functools import lru_cache
 
 from .behaviours import Reply, buggy, fixed
 from .cassettes import Interaction, Scenario
+from .echo import echo
 from .spec import spec
 
 # buggy: llama-server as it is; fixed: the status correction alone; spec: the correction in the
@@ -13,8 +15,19 @@ from .spec import spec
 BEHAVIOURS = {"buggy": buggy, "fixed": fixed, "spec": spec}
 DEFAULT_BEHAVIOUR = "buggy"
 
+# Behaviour -> what it does with each request after the cached reply: spec's response objects
+# echo the settings the client sent. buggy and fixed replay the cached reply as it is.
+PER_REQUEST = {"spec": echo}
+
 
 @lru_cache(maxsize=None)
 def reply_for(behaviour: str, interaction: Interaction, scenario: Scenario) -> Reply:
     """Replies depend only on the recording, so each is built once and reused."""
     return BEHAVIOURS[behaviour](interaction, scenario)
+
+
+def reply_to(behaviour: str, interaction: Interaction, scenario: Scenario, sent: bytes) -> Reply:
+    """The reply to one request: the cached reply, then the behaviour's per-request step, if any."""
+    reply = reply_for(behaviour, interaction, scenario)
+    step = PER_REQUEST.get(behaviour)
+    return reply if step is None else step(reply, interaction, sent)

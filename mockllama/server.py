@@ -24,7 +24,7 @@ from .limits import quiet_accept_errors
 from .matching import Matcher
 from .nesting import refuse_deep_nesting
 from .pacing import body_delay, recorded_timings, stream_delays
-from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_for
+from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
 
 log = logging.getLogger("mockllama")
 
@@ -179,13 +179,14 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
 
 
 @lru_cache(maxsize=4096)
-def _reply_headers(reply: Reply, behaviour: str, scenario: str, selected_by: str) -> CIMultiDictProxy:
-    """Built once per reply and selection; the profile showed it on every request."""
-    headers = CIMultiDict((name, value) for name, value in reply.headers if name.lower() not in HOP_BY_HOP)
+def _reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
+                   selected_by: str) -> CIMultiDictProxy:
+    """Built once per recorded header set and selection; the profile showed it on every request."""
+    headers = CIMultiDict((name, value) for name, value in recorded if name.lower() not in HOP_BY_HOP)
     headers.update(_mockllama_headers(behaviour, scenario))
     headers["X-Mockllama-Selected-By"] = selected_by
-    if reply.decided_by:
-        headers["X-Mockllama-Decided-By"] = reply.decided_by
+    if decided_by:
+        headers["X-Mockllama-Decided-By"] = decided_by
     return CIMultiDictProxy(headers)
 
 
@@ -233,8 +234,8 @@ async def replay(request: web.Request) -> web.StreamResponse:
     trace.turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
-    reply = reply_for(behaviour, interaction, scenario)
-    headers = _reply_headers(reply, behaviour, interaction.scenario, selection.how)
+    reply = reply_to(behaviour, interaction, scenario, raw)
+    headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how)
     timings = recorded_timings(scenario, interaction) if settings.pace is not None else None
     return await write_reply(request, reply, headers, timings, settings.pace)
 

@@ -2,9 +2,11 @@
 
 llama-server's stream events carry no ``sequence_number``, ``output_index`` or ``content_index``,
 and its response objects lack fields the official SDKs require, so the ``openai`` SDK's
-``responses.stream()`` helper crashes on them. ``spec`` adds that structure. Text, arguments,
-usage numbers, ids and timestamps still come from the recording; only structure is added.
-llama-server's own extra ``timings`` field is left out, being no part of the Responses format.
+``responses.stream()`` helper crashes on them. ``spec`` adds that structure, as the Open
+Responses specification (its OpenAPI document, vendored in ``tests/openresponses/``) defines it.
+Text, arguments, usage numbers, ids and timestamps still come from the recording; the settings a
+response object reports come from the request (``echo``: the recorded request here, the sent one
+per request). llama-server's own extra ``timings`` field is left out, being no part of the format.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from . import sse
 from .behaviours import Reply, corrects, fixed
 from .cassettes import Interaction, Scenario
+from .echo import request_settings
 
 LIFECYCLE_EVENTS = ("response.created", "response.in_progress")
 TERMINAL_EVENTS = ("response.completed", "response.incomplete")
@@ -45,33 +48,38 @@ def full_part(part: dict) -> dict:
     return {"annotations": [], "logprobs": [], **part} if part.get("type") == "output_text" else dict(part)
 
 
+def _full_message(item: dict) -> dict:
+    return {**item, "content": [full_part(part) for part in item.get("content", [])]}
+
+
+# Item type -> how an output item of that type is completed; types not listed are sent as recorded.
+ITEM_SHAPERS = {"message": _full_message}
+
+
 def full_item(item: dict) -> dict:
-    item = dict(item)
-    if item.get("type") == "message":
-        item["content"] = [full_part(part) for part in item.get("content", [])]
-    return item
+    shape = ITEM_SHAPERS.get(item.get("type"))
+    return shape(item) if shape is not None else dict(item)
 
 
 def response_object(recorded: dict, request: dict, **changes) -> dict:
-    """A complete Responses object: the recorded values, the request's settings, nothing invented."""
+    """A complete Responses object: what was generated from the recording, the settings from the
+    request (``echo.request_settings``), nothing invented. The field order is the document's."""
     status = recorded.get("status")
     completed_at = recorded.get("completed_at", recorded.get("created_at")) if status == "completed" else None
+    settings = request_settings(request)
     response = {
         "id": recorded["id"],
         "object": "response",
         "created_at": recorded["created_at"],
-        "model": recorded["model"],
+        "completed_at": completed_at,
         "status": status,
         "incomplete_details": recorded.get("incomplete_details"),
-        "error": None,
-        "completed_at": completed_at,
+        "model": recorded["model"],
+        "previous_response_id": settings.pop("previous_response_id"),
+        "instructions": settings.pop("instructions"),
         "output": [full_item(item) for item in recorded.get("output", [])],
-        "parallel_tool_calls": request.get("parallel_tool_calls", True),
-        "tool_choice": request.get("tool_choice", "auto"),
-        "tools": request.get("tools", []),
-        "temperature": request.get("temperature"),
-        "top_p": request.get("top_p"),
-        "max_output_tokens": request.get("max_output_tokens"),
+        "error": None,
+        **settings,
         "usage": full_usage(recorded.get("usage")),
     }
     response.update(changes)

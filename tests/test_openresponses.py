@@ -1,0 +1,75 @@
+"""spec against the Open Responses specification: its vendored OpenAPI document, by JSON Schema."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import pytest
+from httpkit import call, request_bytes, sse_pairs
+from openresponses_schema import DOCUMENT, DOCUMENT_PATH, EVENT_SCHEMAS, SCHEMAS, event_errors, response_errors
+from recordings import SCENARIOS
+
+RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
+
+
+def _post(server, behaviour, name, stream):
+    interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
+    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
+    assert status == 200
+    return sse_pairs(body) if stream else json.loads(body)
+
+
+def test_the_vendored_document_is_the_one_the_readme_names():
+    readme = (DOCUMENT_PATH.parent / "README.md").read_text(encoding="utf-8")
+    assert hashlib.sha256(DOCUMENT_PATH.read_bytes()).hexdigest() in readme
+    assert f"`{DOCUMENT['info']['version']}`" in readme
+    assert (DOCUMENT_PATH.parent / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_every_spec_body_is_a_response_resource(server, name):
+    assert response_errors(_post(server, "spec", name, False)) == []
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_every_spec_event_and_the_response_inside_it_follow_the_document(server, name):
+    pairs = _post(server, "spec", name, True)
+    for event, data in pairs:
+        assert event_errors(data) == [], event
+        if "response" in data:
+            assert response_errors(data["response"]) == [], event
+    kinds = {data["type"] for _, data in pairs}
+    assert {"response.created", "response.in_progress", "response.output_item.done"} <= kinds
+
+
+def test_every_event_type_spec_sends_has_a_schema_in_the_document(server):
+    sent = {data["type"] for name in RESPONSE_SCENARIOS for _, data in _post(server, "spec", name, True)}
+    assert sent <= EVENT_SCHEMAS.keys()
+    assert {"response.incomplete", "response.function_call_arguments.done", "response.output_text.delta"} <= sent
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
+def test_the_schemas_reject_what_llama_server_sends(server, behaviour):
+    """The checks have teeth: llama-server's own bodies and events fail them, as the issue found."""
+    errors = response_errors(_post(server, behaviour, "text-finishes", False))
+    for field in ("previous_response_id", "truncation", "text", "store", "metadata"):
+        assert f"(root): '{field}' is a required property" in errors
+    created = _post(server, behaviour, "text-cut-8", True)[0][1]
+    assert event_errors(created)
+
+
+def test_each_required_field_of_a_spec_body_is_checked(server):
+    body = _post(server, "spec", "tool-finishes", False)
+    for field in SCHEMAS["ResponseResource"]["required"]:
+        broken = {key: value for key, value in body.items() if key != field}
+        assert response_errors(broken) == [f"(root): '{field}' is a required property"], field
+    no_strict = copy.deepcopy(body)
+    del no_strict["tools"][0]["strict"]
+    assert response_errors(no_strict), "a function tool without strict must fail"
+    assert response_errors({**body, "top_p": None}), "top_p: null must fail"
+
+
+def test_an_unknown_event_type_is_an_error():
+    assert event_errors({"type": "response.made_up", "sequence_number": 0}) != []
