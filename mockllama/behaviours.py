@@ -102,11 +102,13 @@ def fix_stream(events: tuple[sse.Event, ...], cut: bool) -> tuple[sse.Event, ...
     payloads = [event.json() for event in events]
     kinds = [p.get("type") if isinstance(p, dict) else None for p in payloads]
     last_item_done = max((i for i, kind in enumerate(kinds) if kind == "response.output_item.done"), default=None)
+    # A corrected server (llama-server with the project's patch) sends its own: never a second one.
+    announced = {p.get("item_id") for p, kind in zip(payloads, kinds) if kind == "response.function_call_arguments.done"}
     fixed: list[sse.Event] = []
     for index, (event, payload, kind) in enumerate(zip(events, payloads, kinds)):
         if kind == "response.output_item.done":
             item = payload.get("item") or {}
-            if item.get("type") == "function_call":
+            if item.get("type") == "function_call" and item.get("id") not in announced:
                 fixed.append(_arguments_done(item))
             if cut and index == last_item_done:
                 payload = copy.deepcopy(payload)

@@ -259,10 +259,13 @@ each streamed and not, or a list of raw requests:
               help="Scenario catalogue (JSON). Default: the one that reproduces the bundled scenarios.")
 @click.option("--scenario", "only", multiple=True, metavar="NAME", help="Record only this scenario; repeatable.")
 @click.option("--server-command", help="The llama-server command line, kept in provenance.json.")
+@click.option("--server-patch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The patch the llama-server was built with (scripts/llama-server.sh --patched); its file "
+              "name and sha256 are kept in provenance.json.")
 @click.option("--api-key", envvar="MOCKLLAMA_API_KEY", help="Sent as a Bearer token; never written to disk.")
 @click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait for any one reply.")
-def record(server_url, out_dir, catalogue_path, only, server_command, api_key, timeout) -> None:
+def record(server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout) -> None:
     """Record scenarios from a live llama-server into vcrpy cassettes, one per scenario.
 
     Each cassette is written to a temporary file and renamed into place when complete, so an
@@ -299,7 +302,8 @@ def record(server_url, out_dir, catalogue_path, only, server_command, api_key, t
                 bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
         for outcome in outcomes:
             click.echo(f"  {outcome.scenario:32} {outcome.summary}")
-        path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command)
+        path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command,
+                                server_patch)
         click.echo(f"wrote {len(outcomes)} cassettes and {path}")
 
     try:

@@ -174,7 +174,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str,
-                     server_command: str | None) -> Path:
+                     server_command: str | None, server_patch: Path | None = None) -> Path:
     path = out_dir / PROVENANCE_FILE
     scenarios = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -195,5 +195,8 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
         "catalogue": catalogue,
         "scenarios": dict(sorted(scenarios.items())),
     }
+    if server_patch is not None:  # a patched build: name the patch, and pin it by its sha256
+        provenance["server_patch"] = {"file": server_patch.name,
+                                      "sha256": hashlib.sha256(server_patch.read_bytes()).hexdigest()}
     _write_atomically(path, json.dumps(provenance, indent=2) + "\n")
     return path

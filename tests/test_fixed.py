@@ -136,3 +136,16 @@ def test_fixed_replays_chat_messages_and_errors_as_recorded(server, scenario, in
     status, headers, body = call(server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction))
     assert (status, body) == (interaction.status, interaction.body)
     assert headers["X-Mockllama-Behaviour"] == "fixed"
+
+
+@pytest.mark.parametrize("name", ["tool-cut-20", "poem-finishes"])
+def test_a_stream_that_already_sends_arguments_done_gets_no_second_one(name):
+    """A corrected server (llama-server with patches/...) sends its own; fixed applied to fixed adds none."""
+    from mockllama.behaviours import fix_stream
+
+    recorded = SCENARIOS[name].find("POST", "/v1/responses", True)
+    once = fix_stream(tuple(recorded.events), cut=name in CUT)
+    twice = fix_stream(once, cut=name in CUT)
+    assert [event.raw for event in twice] == [event.raw for event in once]
+    kinds = [event.name for event in twice]
+    assert kinds.count("response.function_call_arguments.done") == kinds.count("response.output_item.done") == 1

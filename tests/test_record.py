@@ -6,6 +6,7 @@ These run against mockllama itself; tests/live/ runs the recorder against a real
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import subprocess
 import sys
@@ -229,3 +230,15 @@ def test_only_the_named_scenarios_are_recorded(server, tmp_path):
 def test_record_help_explains_the_catalogue():
     out = subprocess.run([*MOCKLLAMA, "record", "--help"], capture_output=True, text=True, check=True).stdout
     assert '"responses"' in out and '"requests"' in out and "max_output_tokens -> max_tokens" in out
+
+
+def test_a_patched_server_is_recorded_with_the_patch_name_and_sha256(server, tmp_path):
+    patch = tmp_path / "fix.patch"
+    patch.write_bytes(b"--- a/x\n+++ b/x\n")
+    out = tmp_path / "out"
+    result = _record(server.url, out, "--scenario", "text-cut-8", "--server-patch", str(patch))
+    assert result.returncode == 0, result.stderr
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["server_patch"] == {"file": "fix.patch", "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}
+    result = _record(server.url, tmp_path / "again", "--scenario", "text-cut-8", "--server-patch", str(tmp_path / "nope"))
+    assert result.returncode == 2 and "nope" in result.stderr and "Traceback" not in result.stderr

@@ -36,26 +36,34 @@ class LiveServer:
                 self.process.wait()
 
 
-@pytest.fixture(scope="session")
-def llama_installed() -> None:
+def _set_up(*flags: str) -> None:
     if os.environ.get("MOCKLLAMA_LIVE") == "0":
         pytest.skip("MOCKLLAMA_LIVE=0: the live llama-server tier is switched off")
     started = time.monotonic()
-    result = subprocess.run(["bash", str(SCRIPT), "setup"], capture_output=True, text=True, timeout=3600)
+    result = subprocess.run(["bash", str(SCRIPT), "setup", *flags], capture_output=True, text=True, timeout=3600)
     if result.returncode != 0:
-        pytest.fail(f"scripts/llama-server.sh setup failed ({result.returncode}):\n{result.stderr[-5000:]}")
-    print(f"\nllama-server ready after {time.monotonic() - started:.0f} s of set-up", file=sys.stderr)
+        pytest.fail(f"scripts/llama-server.sh setup {' '.join(flags)} failed ({result.returncode}):\n"
+                    f"{result.stderr[-5000:]}")
+    print(f"\nllama-server {' '.join(flags)} ready after {time.monotonic() - started:.0f} s of set-up",
+          file=sys.stderr)
 
 
 @pytest.fixture(scope="session")
-def start_llama_server(llama_installed, tmp_path_factory):
-    """Start fresh llama-servers: a fresh one answers a given request sequence deterministically."""
-    servers = []
+def llama_installed() -> None:
+    _set_up()
 
+
+@pytest.fixture(scope="session")
+def patched_llama_installed() -> None:
+    """The same build with patches/llama-server-responses-incomplete.patch applied."""
+    _set_up("--patched")
+
+
+def _starter(tmp_path_factory, flags: tuple[str, ...], servers: list):
     def start() -> LiveServer:
         port = free_port()
-        command = subprocess.run(["bash", str(SCRIPT), "command", str(port)], capture_output=True, text=True,
-                                 check=True).stdout.strip()
+        command = subprocess.run(["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True,
+                                 text=True, check=True).stdout.strip()
         log = tmp_path_factory.mktemp("llama-server") / "server.log"
         with log.open("w") as sink:
             process = subprocess.Popen(shlex.split(command), stdout=sink, stderr=subprocess.STDOUT)
@@ -63,6 +71,22 @@ def start_llama_server(llama_installed, tmp_path_factory):
         wait_for_health(servers[-1].url, process, log)
         return servers[-1]
 
-    yield start
+    return start
+
+
+@pytest.fixture(scope="session")
+def start_llama_server(llama_installed, tmp_path_factory):
+    """Start fresh llama-servers: a fresh one answers a given request sequence deterministically."""
+    servers = []
+    yield _starter(tmp_path_factory, (), servers)
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def start_patched_llama_server(patched_llama_installed, tmp_path_factory):
+    """Start fresh patched llama-servers (scripts/llama-server.sh --patched)."""
+    servers = []
+    yield _starter(tmp_path_factory, ("--patched",), servers)
     for server in servers:
         server.stop()
