@@ -36,11 +36,24 @@ class CassetteError(Exception):
         self.reason = reason
 
 
+def _shipped(in_wheel: str, in_checkout: str) -> Path:
+    package_dir = Path(__file__).resolve().parent
+    return package_dir / in_wheel if (package_dir / in_wheel).is_dir() else package_dir.parent / in_checkout
+
+
 def bundled_cassette_dir() -> Path:
     """The recordings shipped with mockllama: inside the wheel, or at the top of a checkout."""
-    package_dir = Path(__file__).resolve().parent
-    in_wheel = package_dir / "_bundled_cassettes"
-    return in_wheel if in_wheel.is_dir() else package_dir.parent / "cassettes"
+    return _shipped("_bundled_cassettes", "cassettes")
+
+
+def patched_cassette_dir() -> Path:
+    """The same catalogue recorded from llama-server built with patches/llama-server-responses-incomplete.patch:
+    what a corrected llama-server really sends. A set of its own, under the stock scenarios' names."""
+    return _shipped("_patched_cassettes", "cassettes-patched")
+
+
+# The recording sets shipped with mockllama, by the name `--recordings` takes.
+RECORDING_SETS = {"stock": bundled_cassette_dir, "patched": patched_cassette_dir}
 
 
 @dataclass(eq=False)

@@ -17,9 +17,9 @@ from .behaviours import verdict
 from .cassettes import (
     CHAT_PATH,
     RESPONSES_PATH,
+    RECORDING_SETS,
     CassetteError,
     Scenario,
-    bundled_cassette_dir,
     load_scenarios,
 )
 from .journal import DEFAULT_JOURNAL_SIZE
@@ -30,14 +30,27 @@ from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_a
 
 CASSETTES_HELP = (
     "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
-    "Repeat to serve several. Default: the recordings bundled with mockllama."
+    "Repeat to serve several. Default: the recordings bundled with mockllama (see --recordings)."
+)
+RECORDINGS_HELP = (
+    "Which recordings bundled with mockllama to use when no --cassettes is given. stock: llama-server "
+    "b11434 as released. patched: the same build with mockllama's fix "
+    "(patches/llama-server-responses-incomplete.patch), what a corrected llama-server really sent, "
+    "under the same scenario names; buggy replays them as recorded."
 )
 
 
-def _load(cassette_dirs: tuple[Path, ...]) -> dict[str, Scenario]:
+def recordings_option(command):
+    return click.option("--recordings", type=click.Choice(list(RECORDING_SETS)), default="stock",
+                        show_default=True, help=RECORDINGS_HELP)(command)
+
+
+def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[str, Scenario]:
     """Load cassettes or stop with a message that names the file and the reason (exit 2)."""
+    if cassette_dirs and recordings != "stock":
+        raise click.UsageError(f"--recordings {recordings} and --cassettes both choose the recordings: use one.")
     try:
-        return load_scenarios(list(cassette_dirs) or [bundled_cassette_dir()])
+        return load_scenarios(list(cassette_dirs) or [RECORDING_SETS[recordings]()])
     except CassetteError as err:
         click.echo(f"mockllama: {err}", err=True)
         sys.exit(2)
@@ -77,6 +90,7 @@ def main() -> None:
 @click.option(
     "--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP
 )
+@recordings_option
 @click.option(
     "--fallback",
     metavar="SCENARIO",
@@ -105,7 +119,7 @@ def main() -> None:
     help="Keep the last N requests in the journal (GET /_mockllama/journal; DELETE clears it). 0: no journal.",
 )
 @click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
-def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, journal_size, access_log) -> None:
+def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, access_log) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -140,7 +154,7 @@ def serve(host, port, behaviour, cassette_dirs, fallback, max_body_bytes, pace, 
         factor = parse_pace(pace)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--pace") from None
-    scenarios = _load(cassette_dirs)
+    scenarios = _load(cassette_dirs, recordings)
     try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
                          pace=factor, journal_size=journal_size)
@@ -203,10 +217,11 @@ def scenario_row(scenario: Scenario) -> dict:
 
 @main.command()
 @click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
+@recordings_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
-def scenarios(cassette_dirs, as_json) -> None:
+def scenarios(cassette_dirs, recordings, as_json) -> None:
     """List the scenarios: endpoints, limit, recorded Responses status and the chat twin's finish_reason."""
-    rows = [scenario_row(s) for s in _load(cassette_dirs).values()]
+    rows = [scenario_row(s) for s in _load(cassette_dirs, recordings).values()]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))
@@ -349,7 +364,8 @@ def check(url, probe, model, as_json, timeout) -> None:
 @main.command()
 @click.argument("scenario", required=False)
 @click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
-def explain(scenario, cassette_dirs) -> None:
+@recordings_option
+def explain(scenario, cassette_dirs, recordings) -> None:
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
 
@@ -357,7 +373,7 @@ def explain(scenario, cassette_dirs) -> None:
     """
     from .explain import render, stories, story
 
-    scenarios = _load(cassette_dirs)
+    scenarios = _load(cassette_dirs, recordings)
     if scenario is not None and scenario not in scenarios:
         click.echo(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}",
                    err=True)

@@ -1,0 +1,113 @@
+"""`fixed` held against the real thing: llama-server built with the project's own fix,
+patches/llama-server-responses-incomplete.patch (scripts/llama-server.sh setup --patched).
+
+The default catalogue is recorded from a fresh patched server, exactly as the bundled stock
+recordings were made, so each Responses reply answers the very request (and request history) of
+its stock recording. mockllama's `fixed`, derived from the stock recording, must then agree with
+it on everything but ids, timestamps, usage and timings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from responses_view import responses_view
+
+from mockllama.cassettes import RESPONSES_PATH, bundled_cassette_dir, load_scenarios, patched_cassette_dir
+from mockllama.replay import reply_for
+
+pytestmark = pytest.mark.live
+MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+PATCH = Path(__file__).resolve().parents[2] / "patches" / "llama-server-responses-incomplete.patch"
+
+
+@pytest.fixture(scope="module")
+def patched_recording(start_patched_llama_server, tmp_path_factory) -> Path:
+    """The default catalogue, recorded by `mockllama record` from a fresh patched llama-server."""
+    server = start_patched_llama_server()
+    out = tmp_path_factory.mktemp("patched-recording")
+    result = subprocess.run([*MOCKLLAMA, "record", "--server", server.url, "--out", str(out),
+                             "--server-command", server.command, "--server-patch", str(PATCH)],
+                            capture_output=True, text=True, timeout=1800)
+    server.stop()
+    assert result.returncode == 0, result.stderr
+    print(result.stdout)
+    return out
+
+
+def test_fixed_agrees_with_the_patched_server_on_every_responses_scenario(patched_recording):
+    stock = load_scenarios([bundled_cassette_dir()])
+    patched = load_scenarios([patched_recording])
+    compared, cut = [], 0
+    for name, scenario in stock.items():
+        for stream in (False, True):
+            recorded = scenario.find("POST", RESPONSES_PATH, stream)
+            if recorded is None or recorded.status != 200:
+                continue
+            live = patched[name].find("POST", RESPONSES_PATH, stream)
+            assert live.request_json == recorded.request_json, (name, stream)
+            expected = responses_view(reply_for("fixed", recorded, scenario).body)
+            assert responses_view(live.body) == expected, (name, stream)
+            compared.append((name, stream))
+            cut += expected["status"] == "incomplete"
+    # every Responses scenario of the catalogue, streamed and not; 7 of them cut, 4 finished
+    assert len(compared) == 22 and cut == 14, compared
+
+
+def test_the_patched_server_reports_the_cut_that_stock_hid(patched_recording):
+    """The same request, the same generated text: only the statuses and the events differ."""
+    patched = load_scenarios([patched_recording])
+    body = json.loads(patched["tool-cut-20"].find("POST", RESPONSES_PATH, False).body)
+    assert body["status"] == "incomplete"
+    assert body["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert body["completed_at"] is None
+    assert [(item["type"], item["status"]) for item in body["output"]] == [("function_call", "incomplete")]
+    events = patched["tool-cut-20"].find("POST", RESPONSES_PATH, True).events
+    assert [event.name for event in events][-3:] == [
+        "response.function_call_arguments.done", "response.output_item.done", "response.incomplete"]
+    finished = json.loads(patched["tool-finishes"].find("POST", RESPONSES_PATH, False).body)
+    assert (finished["status"], finished["incomplete_details"]) == ("completed", None)
+    assert finished["output"][-1]["status"] == "completed"
+
+
+def test_the_shipped_patched_recordings_are_what_a_fresh_patched_server_sends(patched_recording):
+    shipped = load_scenarios([patched_cassette_dir()])
+    fresh = load_scenarios([patched_recording])
+    assert sorted(shipped) == sorted(fresh)
+    for name, scenario in fresh.items():
+        for stream in (False, True):
+            live = scenario.find("POST", RESPONSES_PATH, stream)
+            if live is not None and live.status == 200:
+                kept = shipped[name].find("POST", RESPONSES_PATH, stream)
+                assert responses_view(kept.body) == responses_view(live.body), (name, stream)
+
+
+def test_patched_provenance_names_the_patch_and_the_server(patched_recording):
+    provenance = json.loads((patched_recording / "provenance.json").read_text())
+    assert provenance["server_patch"] == {"file": PATCH.name,
+                                          "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
+    assert "-patched-" in provenance["server_command"]
+    assert provenance["build_info"] == "b0-unknown"
+    assert provenance["scenarios"]["text-cut-8"] == "responses=incomplete twin=length"
+    assert provenance["scenarios"]["text-finishes"] == "responses=completed twin=stop"
+
+
+def test_check_passes_against_the_patched_server(start_patched_llama_server):
+    server = start_patched_llama_server()
+    try:
+        every = subprocess.run([*MOCKLLAMA, "check", server.url, "--probe", "all"],
+                               capture_output=True, text=True, timeout=600)
+    finally:
+        server.stop()
+    print(every.stdout)
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert "status='incomplete' incomplete_details={'reason': 'max_output_tokens'}" in every.stdout
+    assert "last event='response.incomplete' status='incomplete'" in every.stdout
+    assert "function_call_arguments.done for 1 of 1 calls" in every.stdout
+    assert every.stdout.splitlines()[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as "
+                                             "'incomplete' (reason 'max_output_tokens').")

@@ -1,0 +1,107 @@
+"""The recordings from llama-server built with the project's fix (cassettes-patched/), and
+`fixed` held against them: what mockllama derives from the stock recording against what the
+corrected server really sent to the same request. The live tier repeats this on a fresh build."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from openai.types.responses import Response, ResponseStreamEvent
+from pydantic import TypeAdapter
+from recordings import SCENARIOS as STOCK
+from responses_view import responses_view
+
+from mockllama.cassettes import RESPONSES_PATH, load_scenarios, patched_cassette_dir
+from mockllama.replay import reply_for
+
+MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+PATCH = Path(__file__).resolve().parents[1] / "patches" / "llama-server-responses-incomplete.patch"
+PATCHED = load_scenarios([patched_cassette_dir()])
+PROVENANCE = json.loads(next(patched_cassette_dir().rglob("provenance.json")).read_text())
+
+
+def _responses(scenario, stream: bool):
+    interaction = scenario.find("POST", RESPONSES_PATH, stream)
+    return interaction if interaction is not None and interaction.status == 200 else None
+
+
+CASES = [(name, stream) for name in sorted(STOCK) for stream in (False, True) if _responses(STOCK[name], stream)]
+
+
+def _pair(name: str, stream: bool):
+    return _responses(STOCK[name], stream), _responses(PATCHED[name], stream)
+
+
+def test_the_patched_set_names_the_patch_and_the_server_it_came_from():
+    assert PROVENANCE["server_patch"] == {"file": PATCH.name, "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
+    assert "llama-server-b11434-patched-" in PROVENANCE["server_command"]
+    assert PROVENANCE["catalogue"] == "default"
+    assert set(PATCHED) == set(STOCK)  # the same catalogue: the same scenarios, each under its own name
+
+
+def test_every_responses_scenario_is_compared_streamed_and_not():
+    assert len(CASES) == 22 and len({name for name, _ in CASES}) == 11
+
+
+@pytest.mark.parametrize(("name", "stream"), CASES)
+def test_fixed_agrees_with_what_the_patched_server_sent(name, stream):
+    stock, patched = _pair(name, stream)
+    assert patched.request_json == stock.request_json
+    assert responses_view(patched.body) == responses_view(reply_for("fixed", stock, STOCK[name]).body)
+
+
+@pytest.mark.parametrize(("name", "stream"), CASES)
+def test_the_patched_server_says_incomplete_exactly_when_its_chat_twin_says_length(name, stream):
+    _, patched = _pair(name, stream)
+    view = responses_view(patched.body)
+    cut = PATCHED[name].twin_finish_reason(patched) == "length"
+    assert view["status"] == ("incomplete" if cut else "completed")
+    assert view["incomplete_details"] == ({"reason": "max_output_tokens"} if cut else None)
+    if stream:
+        assert view["event lines"][-1] == ("response.incomplete" if cut else "response.completed")
+        calls = [item for item in view["items"] if item[0] == "function_call"]
+        assert len(view["arguments.done"]) == len(calls)
+
+
+@pytest.mark.parametrize(("name", "stream"), CASES)
+def test_fixed_leaves_a_corrected_servers_reply_as_it_was(name, stream):
+    """No second arguments.done, no status changed: fixed on the patched set is the recording."""
+    _, patched = _pair(name, stream)
+    reply = reply_for("fixed", patched, PATCHED[name])
+    if stream:
+        assert [e.json() for e in reply.events] == [e.json() for e in patched.events]
+    else:
+        assert json.loads(reply.body) == json.loads(patched.body)
+
+
+@pytest.mark.parametrize(("name", "stream"), CASES)
+def test_spec_on_the_patched_set_parses_strictly_as_the_sdk_types(name, stream):
+    _, patched = _pair(name, stream)
+    reply = reply_for("spec", patched, PATCHED[name])
+    if stream:
+        events = [TypeAdapter(ResponseStreamEvent).validate_python(e.json(), strict=True) for e in reply.events]
+        assert [e.type for e in events] == [e.name for e in reply.events]
+    else:
+        Response.model_validate(json.loads(reply.body), strict=True)
+
+
+def test_scenarios_lists_the_patched_recordings():
+    result = subprocess.run([*MOCKLLAMA, "scenarios", "--recordings", "patched", "--json"],
+                            capture_output=True, text=True, check=True)
+    rows = {row["name"]: row for row in map(json.loads, result.stdout.splitlines())}
+    assert rows["text-cut-8"]["responses_status"] == "incomplete"
+    assert rows["text-finishes"]["responses_status"] == "completed"
+    assert "cassettes-patched" in rows["text-cut-8"]["source"] or "_patched_cassettes" in rows["text-cut-8"]["source"]
+
+
+def test_recordings_and_cassettes_together_are_refused(tmp_path):
+    result = subprocess.run([*MOCKLLAMA, "serve", "--recordings", "patched", "--cassettes", str(tmp_path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--recordings patched and --cassettes both choose the recordings: use one." in result.stderr
+    assert "Traceback" not in result.stderr
