@@ -13,14 +13,12 @@ from functools import cached_property
 from pathlib import Path
 
 import yaml
-from vcr.persisters.filesystem import (
-    CassetteDecodeError,
-    CassetteNotFoundError,
-    FilesystemPersister,
-)
-from vcr.serializers import yamlserializer
+from vcr.serialize import deserialize
 
 from . import sse
+from .cassette_shape import reply_problem
+from .nesting import MAX_JSON_DEPTH, depth_exceeds
+from .safe_yaml import UnsafeYaml, load_yaml
 
 CHAT_PATH = "/v1/chat/completions"
 RESPONSES_PATH = "/v1/responses"
@@ -86,7 +84,7 @@ class Interaction:
     def body_json(self):
         try:
             return json.loads(self.body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
     @property
@@ -132,19 +130,22 @@ class Scenario:
         return seen
 
 
+def _choices(chunk) -> list[dict]:
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    return [choice for choice in choices if isinstance(choice, dict)] if isinstance(choices, list) else []
+
+
 def chat_finish_reason(interaction: Interaction) -> str | None:
-    """``finish_reason`` of a recorded chat completion, streamed or not."""
+    """``finish_reason`` of a recorded chat completion, streamed or not; None when it has none."""
+    reason = None
     if interaction.is_event_stream:
-        reason = None
         for event in interaction.events:
-            chunk = event.json()
-            for choice in chunk.get("choices", []) if isinstance(chunk, dict) else []:
+            for choice in _choices(event.json()):
                 reason = choice.get("finish_reason") or reason
-        return reason
-    body = interaction.body_json
-    if isinstance(body, dict) and body.get("choices"):
-        return body["choices"][0].get("finish_reason")
-    return None
+    else:
+        choices = _choices(interaction.body_json)
+        reason = choices[0].get("finish_reason") if choices else None
+    return reason if isinstance(reason, str) else None
 
 
 def _request_body(body) -> tuple[bytes | None, object]:
@@ -158,9 +159,15 @@ def _request_body(body) -> tuple[bytes | None, object]:
         return raw, None
 
 
+def _header_values(values) -> list:
+    """vcrpy writes a list of values per header; a hand-edited cassette may hold one plain string."""
+    return [values] if isinstance(values, str) else list(values)
+
+
 def _interaction(scenario: str, request, response) -> Interaction:
     raw, parsed = _request_body(request.body)
-    headers = tuple((name, value) for name, values in response["headers"].items() for value in values)
+    headers = tuple((name, value) for name, values in (response.get("headers") or {}).items()
+                    for value in _header_values(values))
     body = response["body"]["string"]
     return Interaction(
         scenario=scenario,
@@ -175,33 +182,60 @@ def _interaction(scenario: str, request, response) -> Interaction:
     )
 
 
-def load_cassette(path: Path) -> Scenario:
-    """Read one cassette with vcrpy's own persister and serializer."""
-    path = Path(path)
+class _Parsed:
+    """A vcrpy serializer that hands over data mockllama has already parsed safely."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def deserialize(self, _text: str):
+        return self.data
+
+
+def _read_cassette(path: Path):
+    """vcrpy's (requests, responses), from YAML parsed safely here and read by vcrpy's own deserializer."""
     try:
-        if path.stat().st_size == 0:  # vcrpy before 9 reads an empty file as an empty cassette
+        if path.stat().st_size == 0:
             raise CassetteError(path, "the file is empty")
-        loaded = FilesystemPersister.load_cassette(path, yamlserializer)
-    except CassetteNotFoundError:
-        reason = "the file is empty" if path.is_file() else "no such file"
-        raise CassetteError(path, reason) from None
-    except CassetteDecodeError:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
         raise CassetteError(path, "the file is not UTF-8 text") from None
+    except OSError as err:
+        reason = "no such file" if isinstance(err, FileNotFoundError) else f"unreadable ({err.strerror or err})"
+        raise CassetteError(path, reason) from None
+    try:
+        data = load_yaml(text)
+    except UnsafeYaml as err:
+        raise CassetteError(path, str(err)) from None
     except yaml.YAMLError as err:
         raise CassetteError(path, f"not valid YAML ({' '.join(str(err).split())})") from None
-    except OSError as err:
-        raise CassetteError(path, f"unreadable ({err.strerror or err})") from None
-    except (KeyError, TypeError, ValueError, AttributeError) as err:
+    except RecursionError:
+        raise CassetteError(path, "its YAML nests too deeply to read") from None
+    try:
+        loaded = deserialize(text, _Parsed(data))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         raise CassetteError(path, f"not a vcrpy cassette (no usable 'interactions' list: {err!r})") from None
-    requests, responses = loaded[0], loaded[1]
+    return loaded[0], loaded[1]
+
+
+def load_cassette(path: Path) -> Scenario:
+    """Read one cassette: YAML parsed safely, then vcrpy's own reading of it, then checked for use."""
+    path = Path(path)
+    requests, responses = _read_cassette(path)
     if not requests:
         raise CassetteError(path, "the cassette holds no interactions")
     scenario = Scenario(name=path.stem, source=path)
     for number, (request, response) in enumerate(zip(requests, responses), start=1):
         try:
-            scenario.interactions.append(_interaction(scenario.name, request, response))
+            interaction = _interaction(scenario.name, request, response)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise CassetteError(path, f"interaction {number} is malformed ({err!r})") from None
+        if depth_exceeds(interaction.request_json, MAX_JSON_DEPTH):
+            raise CassetteError(path, f"interaction {number}: its request body nests more than {MAX_JSON_DEPTH} levels")
+        problem = reply_problem(interaction)
+        if problem:
+            raise CassetteError(path, f"interaction {number} ({interaction.describe()}): {problem}")
+        scenario.interactions.append(interaction)
     return scenario
 
 

@@ -25,6 +25,7 @@ from .cassettes import (
 from .journal import DEFAULT_JOURNAL_SIZE
 from .limits import raise_open_file_limit
 from .pacing import parse_pace
+from .terminal import printable
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
 
@@ -52,7 +53,7 @@ def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[st
     try:
         return load_scenarios(list(cassette_dirs) or [RECORDING_SETS[recordings]()])
     except CassetteError as err:
-        click.echo(f"mockllama: {err}", err=True)
+        click.echo(f"mockllama: {printable(err)}", err=True)
         sys.exit(2)
 
 
@@ -227,7 +228,7 @@ def scenarios(cassette_dirs, recordings, as_json) -> None:
             click.echo(json.dumps(row))
         return
     header = ("scenario", "limit", "responses", "fixed", "twin", "endpoints")
-    lines = [header] + [
+    cells = [
         (
             r["name"],
             "-" if r["limit"] is None else str(r["limit"]),
@@ -238,6 +239,7 @@ def scenarios(cassette_dirs, recordings, as_json) -> None:
         )
         for r in rows
     ]
+    lines = [header] + [tuple(printable(cell) for cell in row) for row in cells]  # file names are untrusted
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     for line in lines:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[-1])
@@ -375,7 +377,7 @@ def explain(scenario, cassette_dirs, recordings) -> None:
 
     scenarios = _load(cassette_dirs, recordings)
     if scenario is not None and scenario not in scenarios:
-        click.echo(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}",
+        click.echo(printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}"),
                    err=True)
         sys.exit(2)
     told = [story(scenarios[scenario])] if scenario else stories(scenarios)

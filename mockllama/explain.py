@@ -11,6 +11,7 @@ import textwrap
 from .behaviours import verdict
 from .cassettes import RESPONSES_PATH, Interaction, Scenario
 from .replay import BEHAVIOURS, reply_for
+from .terminal import printable
 
 ABSENT = "(absent)"
 LAST_EVENTS = 3
@@ -112,7 +113,8 @@ FAMILIES = ("text", "tool", "poem")  # the order they teach best in: plain text 
 
 def _teaching_order(told: dict):
     family = told["name"].split("-")[0]
-    limit = (told.get("request") or {}).get("max_output_tokens") or 0
+    limit = (told.get("request") or {}).get("max_output_tokens")
+    limit = limit if isinstance(limit, int) else 0
     return told["kind"] != "responses", FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), limit, told["name"]
 
 
@@ -138,7 +140,7 @@ def _wrap(prefix: str, text: str) -> list[str]:
 def _request_lines(request: dict) -> list[str]:
     lines = ["request  POST /v1/responses"]
     for key, value in request.items():
-        lines.append(_cell(f"           {key}: {json.dumps(value, ensure_ascii=False)}", WIDTH))
+        lines.append(_cell(printable(f"           {key}: {json.dumps(value, ensure_ascii=False)}"), WIDTH))
     return lines
 
 
@@ -146,31 +148,31 @@ def render(told: dict) -> list[str]:
     """One scenario as plain text for an 80-column terminal; differences styled for a tty."""
     import click
 
-    title = f"== {told['name']} "
+    title = f"== {printable(told['name'])} "
     lines = [title + "=" * (WIDTH - len(title))]
     if told["kind"] != "responses":
-        return [*lines, *_wrap("  ", f"{' '.join(told['endpoints'])}: {told['note']}"), ""]
+        return [*lines, *_wrap("  ", printable(f"{' '.join(told['endpoints'])}: {told['note']}")), ""]
     twin = told["twin_finish_reason"]
     lines += _request_lines(told["request"])
     meaning = "the reply was cut off" if told["cut"] else "the reply finished"
-    lines.append(f"chat twin finish_reason: {twin!r} ({meaning})")
+    lines.append(f"chat twin finish_reason: {printable(repr(twin))} ({meaning})")
     lines.append("")
     behaviours = list(told["bodies"])
     lines.append("non-streaming body".ljust(LABEL) + "".join(b.ljust(COLUMN) for b in behaviours).rstrip())
     for row in told["rows"]:
         cells = []
         for position, behaviour in enumerate(behaviours):
-            text = _cell(row["values"][behaviour])
+            text = _cell(printable(row["values"][behaviour]))
             if row["values"][behaviour] != row["values"]["buggy"]:
                 text = click.style(text, fg="green", bold=True)
-            padding = " " * (COLUMN - len(_cell(row["values"][behaviour])))
+            padding = " " * (COLUMN - len(text))
             cells.append(text + (padding if position < len(behaviours) - 1 else ""))
-        label = _cell(row["field"], LABEL - 1).ljust(LABEL)
+        label = _cell(printable(row["field"]), LABEL - 1).ljust(LABEL)
         lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
     if told["last_events"]:
         lines += ["", f"stream, last {LAST_EVENTS} events"]
         for behaviour, events in told["last_events"].items():
             for number, event in enumerate(events):
-                lines.append(f"  {behaviour if number == 0 else '':7}{event}")
-    lines += ["", *_wrap("client:  ", told["advice"]), ""]
+                lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
+    lines += ["", *_wrap("client:  ", printable(told["advice"])), ""]
     return lines

@@ -14,7 +14,7 @@ from .errors import RequestError
 MAX_JSON_DEPTH = 128
 
 
-def _depth_exceeds(value, limit: int) -> bool:
+def depth_exceeds(value, limit: int) -> bool:
     """Whether ``value`` nests deeper than ``limit``, walked without recursion."""
     pending = [(value, 1)]
     while pending:
@@ -43,5 +43,5 @@ def refuse_deep_nesting(raw: bytes, limit: int = MAX_JSON_DEPTH) -> None:
         raise too_deep from None
     except ValueError:
         return  # not JSON: matching answers that with its own 400
-    if _depth_exceeds(parsed, limit):
+    if depth_exceeds(parsed, limit):
         raise too_deep
