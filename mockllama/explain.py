@@ -162,10 +162,11 @@ def render(told: dict) -> list[str]:
     for row in told["rows"]:
         cells = []
         for position, behaviour in enumerate(behaviours):
-            text = _cell(printable(row["values"][behaviour]))
+            plain = _cell(printable(row["values"][behaviour]))
+            text = plain
             if row["values"][behaviour] != row["values"]["buggy"]:
-                text = click.style(text, fg="green", bold=True)
-            padding = " " * (COLUMN - len(text))
+                text = click.style(plain, fg="green", bold=True)
+            padding = " " * (COLUMN - len(plain))
             cells.append(text + (padding if position < len(behaviours) - 1 else ""))
         label = _cell(printable(row["field"]), LABEL - 1).ljust(LABEL)
         lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
