@@ -16,18 +16,23 @@ Verdicts: ``dishonest`` (exit 1) when any probe's cut-off reply says ``completed
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import socket
+import time
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
 from . import sse
 from .cassettes import CHAT_PATH, RESPONSES_PATH
 from .catalogue import load_catalogue
+from .scrub import scrub_text
 
 PROBES = ("text", "tool", "stream")
 PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20")}
 EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
+# A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
+MAX_REPLY_BYTES = 8 * 1024 * 1024
 
 
 class ProbeFailed(Exception):
@@ -98,17 +103,71 @@ def _recorded_requests(scenario: str, stream: bool, model: str | None) -> tuple[
     return bodies
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reads, each given only what is left of one deadline, and capped in total, so
+    that a server that drips a byte at a time or streams forever is cut off all the same."""
+
+    def __init__(self, sock: socket.socket, deadline: float, cap: int):
+        super().__init__()
+        self.sock, self.deadline, self.cap, self.total = sock, deadline, cap, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("deadline passed")
+        self.sock.settimeout(remaining)
+        count = self.sock.recv_into(buffer)
+        self.total += count
+        if self.total > self.cap:
+            raise _TooLarge()
+        return count
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _DeadlineSocket:
+    """What http.client needs of a socket (sendall, makefile, close), under one deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: float, cap: int):
+        self.sock, self.deadline, self.cap = sock, deadline, cap
+
+    def sendall(self, data) -> None:
+        self.sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
+        self.sock.sendall(data)
+
+    def makefile(self, mode: str, *args, **kwargs):
+        return io.BufferedReader(_DeadlineReader(self.sock, self.deadline, self.cap))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def _post(url: str, path: str, body: dict, timeout: float) -> bytes:
+    """POST ``body``; the whole exchange (connect, send, headers, body) has ``timeout`` seconds."""
     parts = urlsplit(url)
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    deadline = time.monotonic() + timeout
     connection = connection_class(parts.hostname, parts.port, timeout=timeout)
     full_path = parts.path.rstrip("/") + path
     try:
+        connection.connect()
+        connection.sock = _DeadlineSocket(connection.sock, deadline, MAX_REPLY_BYTES)
         connection.request("POST", full_path, body=json.dumps(body), headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         payload = response.read()
     except (socket.timeout, TimeoutError):
-        raise ProbeFailed(f"no answer from POST {full_path} within {timeout:g} s") from None
+        raise ProbeFailed(f"no complete answer from POST {full_path} within {timeout:g} s") from None
+    except _TooLarge:
+        raise ProbeFailed(f"POST {full_path} answered more than {MAX_REPLY_BYTES} bytes; stopped reading") from None
+    except http.client.HTTPException as err:
+        what = type(err).__name__
+        detail = " ".join(str(err).split())[:120]
+        raise ProbeFailed(f"POST {full_path} answered malformed HTTP ({what}{': ' + detail if detail else ''})") from None
     except OSError as err:
         raise ProbeFailed(f"cannot reach {url} ({err.strerror or err})") from None
     finally:
@@ -121,7 +180,7 @@ def _post(url: str, path: str, body: dict, timeout: float) -> bytes:
 def _json(payload: bytes, path: str) -> dict:
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ProbeFailed(f"POST {path} answered something that is not JSON: {payload[:80].decode(errors='replace')!r}") from None
     if not isinstance(data, dict):
         raise ProbeFailed(f"POST {path} answered JSON that is not an object")
@@ -129,7 +188,10 @@ def _json(payload: bytes, path: str) -> dict:
 
 
 def _stream_events(payload: bytes, path: str) -> list[dict]:
-    events = [event.json() for event in sse.parse_stream(payload)]
+    try:
+        events = [event.json() for event in sse.parse_stream(payload)]
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise ProbeFailed(f"POST {path} with stream=true answered events that are not UTF-8 JSON") from None
     events = [event for event in events if isinstance(event, dict)]
     if not events:
         raise ProbeFailed(f"POST {path} with stream=true answered no JSON server-sent events")
@@ -138,6 +200,28 @@ def _stream_events(payload: bytes, path: str) -> list[dict]:
 
 def _function_calls(response: dict) -> list[dict]:
     return [item for item in response.get("output") or [] if item.get("type") == "function_call"]
+
+
+def _response_object(response, path: str) -> dict:
+    """A Responses object whose fields the verdict reads, or ProbeFailed saying what is wrong."""
+    if not isinstance(response, dict):
+        raise ProbeFailed(f"POST {path} answered a response that is not a JSON object")
+    if not isinstance(response.get("status"), str):
+        raise ProbeFailed(f"POST {path} answered a response without a \"status\" string")
+    output = response.get("output") or []
+    if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
+        raise ProbeFailed(f"POST {path} answered an \"output\" that is not a list of objects")
+    for key in ("usage", "incomplete_details"):
+        if response.get(key) is not None and not isinstance(response[key], dict):
+            raise ProbeFailed(f"POST {path} answered a \"{key}\" that is not an object")
+    return response
+
+
+def _choices(chunk: dict, path: str) -> list[dict]:
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
+        raise ProbeFailed(f"POST {path} answered \"choices\" that are not a list of objects")
+    return choices
 
 
 def _parses(arguments) -> bool:
@@ -149,13 +233,19 @@ def _parses(arguments) -> bool:
 
 
 def _finish_reason(chat: dict) -> str | None:
-    choices = chat.get("choices") or [{}]
-    return choices[0].get("finish_reason")
+    choices = _choices(chat, CHAT_PATH) or [{}]
+    return _reason(choices[0].get("finish_reason"))
 
 
 def _stream_finish_reason(events: list[dict]) -> str | None:
-    reasons = [c.get("finish_reason") for e in events for c in e.get("choices") or [] if c.get("finish_reason")]
-    return reasons[-1] if reasons else None
+    reasons = [c.get("finish_reason") for e in events for c in _choices(e, CHAT_PATH) if c.get("finish_reason")]
+    return _reason(reasons[-1]) if reasons else None
+
+
+def _reason(value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ProbeFailed(f"POST {CHAT_PATH} answered a finish_reason that is not a string: {value!r:.80}")
+    return value
 
 
 def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
@@ -165,7 +255,7 @@ def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
     if body.get("stream"):
         events = _stream_events(payload, RESPONSES_PATH)
         terminal = events[-1]
-        response = terminal.get("response") or {}
+        response = _response_object(terminal.get("response"), RESPONSES_PATH + " (its last event)")
         calls = _function_calls(response)
         done = {e.get("item_id") for e in events if e.get("type") == "response.function_call_arguments.done"}
         fields = {"terminal_event": terminal.get("type"), "status": response.get("status"),
@@ -176,7 +266,7 @@ def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
         if calls:
             line += f" function_call_arguments.done for {fields['function_calls_with_arguments_done']} of {len(calls)} calls"
     else:
-        response = _json(payload, RESPONSES_PATH)
+        response = _response_object(_json(payload, RESPONSES_PATH), RESPONSES_PATH)
         fields = {"status": response.get("status"), "incomplete_details": response.get("incomplete_details"),
                   "output_tokens": (response.get("usage") or {}).get("output_tokens")}
         line = f"{head}: status={fields['status']!r} incomplete_details={fields['incomplete_details']!r}"
@@ -227,8 +317,24 @@ def _probe_one(url: str, probe: str, scenario: str, model: str | None, timeout: 
     except ProbeFailed as failure:
         result.reason = str(failure)
         return result
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:  # a shape nothing above foresaw
+        result.reason = f"the server's reply has a shape the probe cannot read ({type(err).__name__}: {err})"
+        return result
     result.verdict, result.reason = _judge(response, twin.fields["finish_reason"])
     return result
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be probed, or None. The message never repeats a password the URL holds."""
+    shown = repr(scrub_text(url))
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError as err:
+        return f"{shown} is not a usable URL ({err})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{shown} is not an http:// or https:// URL with a host; write e.g. http://127.0.0.1:8080"
+    return None
 
 
 def run(url: str, probes=("text",), model: str | None = None, timeout: float = 60.0) -> Report:
@@ -238,6 +344,8 @@ def run(url: str, probes=("text",), model: str | None = None, timeout: float = 6
     unknown = set(chosen) - set(PROBES)
     if unknown:
         raise ValueError(f"unknown probe {', '.join(sorted(unknown))}; use {', '.join(PROBES)} or all")
-    results = [_probe_one(url, probe, scenario, model, timeout) for probe in chosen
-               for scenario in PROBE_SCENARIOS[probe]]
+    problem = url_problem(url)
+    results = [ProbeResult(probe, scenario, "unknown", problem) if problem
+               else _probe_one(url, probe, scenario, model, timeout)
+               for probe in chosen for scenario in PROBE_SCENARIOS[probe]]
     return Report(url, results)

@@ -120,7 +120,12 @@ def main() -> None:
     help="Keep the last N requests in the journal (GET /_mockllama/journal; DELETE clears it). 0: no journal.",
 )
 @click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
-def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, access_log) -> None:
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
+              "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
+              "host, as llama-server. Guards against DNS rebinding by web pages.")
+def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, access_log,
+          allowed_hosts) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -158,7 +163,7 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
     scenarios = _load(cassette_dirs, recordings)
     try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
-                         pace=factor, journal_size=journal_size)
+                         pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):
@@ -282,16 +287,25 @@ each streamed and not, or a list of raw requests:
 @click.option("--api-key", envvar="MOCKLLAMA_API_KEY", help="Sent as a Bearer token; never written to disk.")
 @click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait for any one reply.")
-def record(server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout) -> None:
+@click.option("--max-reply-bytes", default=64 * 1024 * 1024, show_default=True, type=click.IntRange(1),
+              help="A larger reply fails its scenario (no cassette is written for it).")
+def record(server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout,
+           max_reply_bytes) -> None:
     """Record scenarios from a live llama-server into vcrpy cassettes, one per scenario.
 
     Each cassette is written to a temporary file and renamed into place when complete, so an
-    interrupted run loses no old cassette. Authorization, api-key, x-api-key, Cookie and
-    Set-Cookie are scrubbed before anything is written. Exit 2 when the server is down or is
-    not llama-server.
+    interrupted run loses no old cassette. No credential is written: headers named like one
+    (Authorization, *key*, *token*, Cookie, ...) are dropped, a user:password in --server is
+    sent as Basic auth but never stored, and secrets in --server-command are replaced by
+    REDACTED. Redirects are reported, never followed. Exit 2 when the server is down, is not
+    llama-server, answers something unreadable or a redirect, or a reply is over --max-reply-bytes.
     """
+    import aiohttp
+
     from .catalogue import CatalogueError, load_catalogue
+    from .check import url_problem
     from .record import RecordError, probe, record_scenario, write_provenance
+    from .scrub import split_credentials
 
     try:
         entries = load_catalogue(catalogue_path)
@@ -304,29 +318,43 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
         click.echo(f"mockllama record: no scenario {', '.join(unknown)} in the catalogue; it has: {names}", err=True)
         sys.exit(2)
     entries = [entry for entry in entries if not only or entry.name in only]
-    url = server_url.rstrip("/")
+    problem = url_problem(server_url)
+    if problem:
+        click.echo(f"mockllama record: --server {problem}", err=True)
+        sys.exit(2)
+    url, user, password = split_credentials(server_url.rstrip("/"))
+    if user is not None and api_key:
+        click.echo("mockllama record: --server carries a user:password and --api-key is given too; "
+                   "a server takes one Authorization: keep only one of them.", err=True)
+        sys.exit(2)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    auth = aiohttp.BasicAuth(user, password or "") if user is not None else None
 
     async def run():
-        info = await probe(url, timeout, headers)
+        info = await probe(url, timeout, headers, max_reply_bytes, auth)
         click.echo(f"recording {len(entries)} scenarios from {url} "
                    f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}")
         out_dir.mkdir(parents=True, exist_ok=True)
         outcomes = []
         with click.progressbar(length=len(entries), label="recording", item_show_func=lambda s: s) as bar:
             for entry in entries:
-                outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers))
+                outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
                 bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
         for outcome in outcomes:
             click.echo(f"  {outcome.scenario:32} {outcome.summary}")
         path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command,
                                 server_patch)
-        click.echo(f"wrote {len(outcomes)} cassettes and {path}")
+        failed = [outcome.scenario for outcome in outcomes if outcome.failed]
+        click.echo(f"wrote {len(outcomes) - len(failed)} cassettes and {path}")
+        return failed
 
     try:
-        asyncio.run(run())
+        failed = asyncio.run(run())
     except RecordError as err:
         click.echo(f"mockllama record: {err}", err=True)
+        sys.exit(2)
+    if failed:
+        click.echo(f"mockllama record: not recorded: {', '.join(failed)} (see above)", err=True)
         sys.exit(2)
 
 
@@ -337,7 +365,7 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
 @click.option("--model", help='The "model" to send (default: the recorded "x"; set it for servers that check).')
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every field and the verdict.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds to wait for each reply.")
+              help="Seconds for each request, from connecting to the last byte of the reply.")
 def check(url, probe, model, as_json, timeout) -> None:
     """Tell whether URL reports a reply cut off by max_output_tokens as cut off.
 
@@ -349,8 +377,9 @@ def check(url, probe, model, as_json, timeout) -> None:
     Exit codes:
       0  every cut-off reply is reported "incomplete" with reason "max_output_tokens"
       1  a cut-off reply is reported "completed" (the llama-server bug)
-      2  can't tell: unreachable, an HTTP error, not JSON, a timeout, or a chat
-         twin that did not say "length" (the reply finished, which proves nothing)
+      2  can't tell: a bad URL, unreachable, an HTTP error, malformed HTTP, not JSON or
+         not the expected shape, a timeout, a reply over 8 MiB, or a chat twin that
+         did not say "length" (the reply finished, which proves nothing)
     """
     from .check import run
 

@@ -7,6 +7,7 @@ import json
 # The "type" llama-server gives each status code.
 ERROR_TYPES = {
     400: "invalid_request_error",
+    403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
     413: "invalid_request_error",

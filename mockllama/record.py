@@ -22,10 +22,11 @@ import vcr
 from . import __version__
 from .cassettes import CHAT_PATH, RESPONSES_PATH
 from .catalogue import CatalogueScenario, PlannedRequest
+from .scrub import is_secret_header, scrub_command, scrub_text, split_credentials
 
-# Never written into a cassette, in requests or responses.
-SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "set-cookie", "proxy-authorization")
 PROVENANCE_FILE = "provenance.json"
+# A cut-off reply is kilobytes; a reply this large is a server gone wrong, not a recording.
+DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024
 
 
 class RecordError(Exception):
@@ -47,34 +48,73 @@ class ServerInfo:
 class Outcome:
     scenario: str
     summary: str  # e.g. "responses=completed twin=length"
+    failed: bool = False  # nothing was written for it; any old cassette is kept
+
+
+class ReplyTooLarge(RecordError):
+    pass
 
 
 def scrub_request(request):
+    """Every header named like a credential goes, whatever its exact name; the URI keeps no user:password."""
     for name in list(request.headers):
-        if name.lower() in SECRET_HEADERS:
+        if is_secret_header(name):
             del request.headers[name]
+    request.uri = split_credentials(request.uri)[0]
     return request
 
 
 def scrub_response(response: dict) -> dict:
     headers = response.get("headers") or {}
     for name in list(headers):
-        if name.lower() in SECRET_HEADERS:
+        if is_secret_header(name):
             del headers[name]
     return response
 
 
-def _session(timeout: float, headers: dict) -> aiohttp.ClientSession:
+class _CappedResponse(aiohttp.ClientResponse):
+    """vcrpy reads each reply whole to record it; this read stops at ``max_bytes`` instead of
+    holding an endless stream in memory."""
+
+    max_bytes = DEFAULT_MAX_REPLY_BYTES
+
+    async def read(self) -> bytes:
+        if self._body is None:
+            body = bytearray()
+            async for chunk in self.content.iter_any():
+                body += chunk
+                if len(body) > self.max_bytes:
+                    self.close()
+                    raise ReplyTooLarge(f"{self.method} {self.url.path} answered more than {self.max_bytes} "
+                                        "bytes; raise --max-reply-bytes if that is really wanted")
+            self._body = bytes(body)
+        return await super().read()
+
+
+def _session(timeout: float, headers: dict, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+             auth: aiohttp.BasicAuth | None = None) -> aiohttp.ClientSession:
     # llama-server answers "Connection: close"; reusing a connection fails on the next request.
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(force_close=True),
         timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=10),
         headers=headers,
+        auth=auth,
+        response_class=type("CappedResponse", (_CappedResponse,), {"max_bytes": max_reply_bytes}),
     )
 
 
+def _refuse_redirect(response: aiohttp.ClientResponse, what: str) -> None:
+    """A redirect is reported, never followed: following it would send the recorder's requests,
+    and maybe credentials, to another server and record that server's replies."""
+    if 300 <= response.status < 400:
+        target = response.headers.get("Location", "(no Location)")
+        raise RecordError(f"{what} answered HTTP {response.status}, a redirect to {scrub_text(target)}; mockllama "
+                          "does not follow redirects: give --server the address that answers itself")
+
+
 async def _get_json(session: aiohttp.ClientSession, url: str, path: str) -> dict:
-    async with session.get(url + path) as response:
+    async with session.get(url + path, allow_redirects=False) as response:
+        _refuse_redirect(response, f"GET {path}")
         text = await response.text()
         if response.status != 200:
             raise RecordError(f"{url} does not look like llama-server: GET {path} answered HTTP {response.status}")
@@ -87,15 +127,24 @@ async def _get_json(session: aiohttp.ClientSession, url: str, path: str) -> dict
     return data
 
 
-async def probe(url: str, timeout: float, headers: dict) -> ServerInfo:
+def _client_error(url: str, err: aiohttp.ClientError, doing: str) -> RecordError:
+    """One line for anything aiohttp raises: a refused connection, a bad status line, a cut body."""
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return RecordError(f"cannot reach a server at {url} ({scrub_text(str(err))}). Is llama-server running there?")
+    detail = " ".join(scrub_text(str(err)).split())[:200] or type(err).__name__
+    return RecordError(f"{url} {doing}: {type(err).__name__}: {detail}")
+
+
+async def probe(url: str, timeout: float, headers: dict, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                auth: aiohttp.BasicAuth | None = None) -> ServerInfo:
     """Check that a llama-server answers at ``url`` and read what provenance needs."""
     try:
-        async with _session(timeout, headers) as session:
+        async with _session(timeout, headers, max_reply_bytes, auth) as session:
             await _get_json(session, url, "/health")
             props = await _get_json(session, url, "/props")
             models = await _get_json(session, url, "/v1/models")
-    except aiohttp.ClientConnectionError as err:
-        raise RecordError(f"cannot reach a server at {url} ({err}). Is llama-server running there?") from None
+    except aiohttp.ClientError as err:
+        raise _client_error(url, err, "gave a reply that cannot be read") from None
     except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} did not answer within {timeout:g} s") from None
     if "default_generation_settings" not in props:
@@ -110,7 +159,8 @@ async def _send(session: aiohttp.ClientSession, url: str, planned: PlannedReques
     body = planned.body_text()
     if body is not None:
         kwargs["data"] = body.encode("utf-8")
-    async with session.request(planned.method, url + planned.path, **kwargs) as response:
+    async with session.request(planned.method, url + planned.path, allow_redirects=False, **kwargs) as response:
+        _refuse_redirect(response, planned.describe())
         return response.status, await response.read()
 
 
@@ -145,18 +195,23 @@ def _vcr() -> vcr.VCR:
     )
 
 
-async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, timeout: float, headers: dict) -> Outcome:
-    """Record one scenario into ``out_dir/NAME.yaml``, or leave any old cassette as it was."""
+async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, timeout: float, headers: dict,
+                          max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+                          auth: aiohttp.BasicAuth | None = None) -> Outcome:
+    """Record one scenario into ``out_dir/NAME.yaml``, or leave any old cassette as it was. A reply
+    over ``max_reply_bytes`` fails this scenario alone; the server failing stops the whole run."""
     final = out_dir / f"{entry.name}.yaml"
     partial = out_dir / f".{entry.name}.yaml.partial-{os.getpid()}"
     partial.unlink(missing_ok=True)
     try:
         with _vcr().use_cassette(str(partial), record_on_exception=False):
-            async with _session(timeout, headers) as session:
+            async with _session(timeout, headers, max_reply_bytes, auth) as session:
                 replies = [(planned, *await _send(session, url, planned)) for planned in entry.planned()]
         os.replace(partial, final)
-    except aiohttp.ClientConnectionError as err:
-        raise RecordError(f"lost the server at {url} while recording {entry.name!r} ({err})") from None
+    except ReplyTooLarge as err:
+        return Outcome(entry.name, f"FAILED: {err}", failed=True)
+    except aiohttp.ClientError as err:
+        raise _client_error(url, err, f"failed while recording {entry.name!r}") from None
     except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} took over {timeout:g} s to answer while recording {entry.name!r}") from None
     finally:
@@ -179,13 +234,13 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
     scenarios = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
         scenarios = dict(json.loads(path.read_text()).get("scenarios", {}))  # keep earlier partial runs
-    scenarios.update({outcome.scenario: outcome.summary for outcome in outcomes})
+    scenarios.update({outcome.scenario: outcome.summary for outcome in outcomes if not outcome.failed})
     template = info.props.get("chat_template") or ""
     provenance = {
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "recorded_by": f"mockllama {__version__} (mockllama record)",
-        "server_url": url,
-        "server_command": server_command,
+        "server_url": split_credentials(url)[0],
+        "server_command": scrub_command(server_command),
         "build_info": info.props.get("build_info"),
         "model": info.model,
         "model_path": info.props.get("model_path"),

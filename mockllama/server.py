@@ -53,6 +53,7 @@ class Settings:
     behaviour: str
     max_body_bytes: int
     pace: float | None = None  # None: instant; else divide the recorded timings by this
+    allowed_hosts: frozenset[str] = frozenset()  # empty: any Host header, as llama-server
     stories: list = field(default_factory=list)  # the teaching page's data, built on first use
 
 
@@ -102,6 +103,7 @@ def answers_errors(handler):
     @functools.wraps(handler)
     async def guarded(request: web.Request) -> web.StreamResponse:
         try:
+            _require_allowed_host(request)
             return await handler(request)
         except web.HTTPException as err:
             if err.status < 400:
@@ -127,6 +129,23 @@ def _error_reply(request: web.Request, err: Exception) -> web.Response:
         log.error("mockllama: could not build the error reply for %s: %r", type(err).__name__, failure)
     return web.Response(status=500, body=LAST_RESORT_500, content_type="application/json",
                         headers=_mockllama_headers("none", "none"))
+
+
+def host_name(host_header: str) -> str:
+    """``Example.test:18090`` -> ``example.test``; ``[::1]:80`` -> ``[::1]``."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] or host
+    return host.rpartition(":")[0] if ":" in host else host
+
+
+def _require_allowed_host(request: web.Request) -> None:
+    """With --allowed-host, a request must name one of those hosts: a page that reaches the server
+    under another name (DNS rebinding) is refused."""
+    allowed = request.app[SETTINGS].allowed_hosts
+    if allowed and host_name(request.headers.get("Host", "")) not in allowed:
+        raise RequestError(403, f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
+                                f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host).")
 
 
 def _behaviour_label(request: web.Request) -> str:
@@ -298,11 +317,13 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     pace: float | None = None,
     journal_size: int = DEFAULT_JOURNAL_SIZE,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> web.Application:
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
-    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace)
+    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace,
+                             allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
     app[JOURNAL] = Journal(journal_size)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):

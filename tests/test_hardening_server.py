@@ -239,3 +239,36 @@ def test_head_on_a_get_route_answers_like_get_without_a_body(server, path):
     headers = dict(line.split(": ", 1) for line in head_lines.decode().split("\r\n")[1:])
     assert int(headers["Content-Length"]) == len(get_body)
     assert headers["Content-Type"] == get_headers["Content-Type"]
+
+
+# The Host header: any by default, as llama-server; --allowed-host restricts it
+
+@pytest.mark.parametrize("path", ["/health", "/v1/models", "/", "/_mockllama/scenarios.json"])
+def test_allowed_hosts_refuse_other_host_names(start_server, path):
+    guarded = start_server(allowed_hosts=("localhost", "127.0.0.1"))
+    port = urlsplit(guarded.url).port
+    for host in (f"127.0.0.1:{port}", f"LOCALHOST:{port}", "localhost"):
+        assert call(guarded.url, "GET", path, headers={"Host": host})[0] == 200, host
+    for host in (f"evil.example:{port}", "attacker.test", f"127.0.0.2:{port}"):
+        status, headers, body = call(guarded.url, "GET", path, headers={"Host": host})
+        assert status == 403, host
+        error = _error(body)
+        assert error["type"] == "permission_error" and "--allowed-host" in error["message"]
+
+
+def test_allowed_hosts_guard_the_replay_routes_too(start_server):
+    guarded = start_server(allowed_hosts=("localhost",))
+    status, _, body = call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(),
+                           {"Host": "rebound.example"})
+    assert status == 403 and _error(body)["code"] == 403
+    status, _, body = call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(), {"Host": "localhost"})
+    assert status == 200 and json.loads(body)["status"] == "completed"
+
+
+def test_any_host_is_answered_by_default_as_llama_server_does(server):
+    assert call(server.url, "GET", "/health", headers={"Host": "anything.example"})[0] == 200
+
+
+def test_serve_help_offers_allowed_host():
+    result = subprocess.run([*MOCKLLAMA, "serve", "--help"], capture_output=True, text=True)
+    assert "--allowed-host" in result.stdout and "rebinding" in result.stdout

@@ -1,0 +1,67 @@
+"""What llama-server b11434 itself answers to the odd requests of issue 11, and mockllama beside it:
+a "stream" that is not a boolean, CONNECT, and HEAD on a GET route."""
+
+from __future__ import annotations
+
+import json
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+from httpkit import call
+from recordings import SCENARIOS
+
+pytestmark = pytest.mark.live
+
+TEXT_CUT_8 = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False).request_json
+CHAT_CUT_8 = SCENARIOS["text-cut-8"].find("POST", "/v1/chat/completions", False).request_json
+
+
+@pytest.fixture(scope="module")
+def llama(start_llama_server):
+    return start_llama_server()
+
+
+def _kind(status: int, headers, body: bytes) -> tuple:
+    """What a client sees: the status, and a stream, a Responses/chat object, or an error type."""
+    if status >= 400:
+        return status, "error", json.loads(body)["error"]["type"]
+    if headers.get("Content-Type", "").startswith("text/event-stream"):
+        return status, "stream"
+    return status, "object", json.loads(body).get("object")
+
+
+@pytest.mark.parametrize("stream", ["yes", None, 1, "true"], ids=["yes", "null", "one", "true-string"])
+@pytest.mark.parametrize(("path", "body"), [("/v1/responses", TEXT_CUT_8), ("/v1/chat/completions", CHAT_CUT_8)],
+                         ids=["responses", "chat"])
+def test_a_stream_that_is_not_a_boolean_is_answered_as_llama_server_answers_it(llama, server, path, body, stream):
+    sent = json.dumps({**body, "stream": stream}).encode()
+    real = _kind(*call(llama.url, "POST", path, sent))
+    mock = _kind(*call(server.url, "POST", path, sent))
+    assert mock == real
+
+
+def _raw(url: str, request: bytes) -> bytes:
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_connect_gets_the_status_llama_server_gives_it(llama, server):
+    request = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n"
+    real = _raw(llama.url, request)
+    mock = _raw(server.url, request)
+    assert mock.split()[1] == real.split()[1], (real[:300], mock[:300])
+    head, _, body = mock.partition(b"\r\n\r\n")
+    assert json.loads(body)["error"]["code"] == int(mock.split()[1])
+
+
+def test_head_on_health_answers_like_llama_server(llama, server):
+    request = b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    real, mock = _raw(llama.url, request), _raw(server.url, request)
+    assert real.split()[1] == mock.split()[1] == b"200"
+    assert real.partition(b"\r\n\r\n")[2] == mock.partition(b"\r\n\r\n")[2] == b""
