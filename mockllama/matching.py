@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .bounded_cache import ByteBoundedMemo
 from .cassettes import Interaction, Scenario
 from .errors import RequestError
-from .validation import type_error
+from .validation import stream_type_error, type_error
 
 # Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
 REMEMBERED_BODY_BYTES = 64 * 1024
@@ -107,6 +107,9 @@ class Matcher:
             if recorded is not None:
                 return Selection(recorded, "recorded-bytes")
             raise RequestError(400, f"mockllama: the request body is not valid JSON ({err})") from None
+        wrong_stream = stream_type_error(path, body)  # before matching: "yes" would match stream=false
+        if wrong_stream:
+            raise RequestError(400, wrong_stream)
         explicit = self._explicit(method, path, body, scenario_name)
         if explicit is not None:
             return explicit

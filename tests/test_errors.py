@@ -79,7 +79,7 @@ def test_recorded_wrong_type_replays_the_recorded_error_whatever_the_model(serve
     ("path", "payload", "words"),
     [
         ("/v1/responses", {"input": {"role": "user"}}, "'input' must be a string or array"),
-        ("/v1/responses", {"input": "hi", "stream": "yes"}, "'stream' must be a boolean"),
+        ("/v1/responses", {"input": "hi", "stream": "yes"}, "type must be boolean, but is string"),
         ("/v1/responses", {"input": "hi", "max_output_tokens": "8"}, "'max_output_tokens' must be an integer"),
         ("/v1/chat/completions", {"messages": {"role": "user"}}, "Expected 'messages' to be an array"),
         ("/v1/responses", [1, 2], "must be a JSON object"),

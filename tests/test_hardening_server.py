@@ -222,7 +222,7 @@ def test_connect_is_answered_in_llama_servers_shape(server, target):
                           b"\r\nConnection: close\r\n\r\n")
     head, _, body = reply.partition(b"\r\n\r\n")
     status = int(head.split()[1])
-    assert status >= 400
+    assert status == 400  # as llama-server (tests/live), but with a body in its error shape
     assert b"content-type: application/json" in head.lower()
     error = _error(body)
     assert error["code"] == status and "not a proxy" in error["message"]
@@ -272,3 +272,22 @@ def test_any_host_is_answered_by_default_as_llama_server_does(server):
 def test_serve_help_offers_allowed_host():
     result = subprocess.run([*MOCKLLAMA, "serve", "--help"], capture_output=True, text=True)
     assert "--allowed-host" in result.stdout and "rebinding" in result.stdout
+
+
+# "stream" that is neither a boolean nor null: llama-server's own 400, even for a recorded request
+
+@pytest.mark.parametrize(("stream", "kind"), [("yes", "string"), (1, "number"), ({}, "object"), ([], "array"),
+                                              ("true", "string")])
+@pytest.mark.parametrize("path", ["/v1/responses", "/fixed/v1/chat/completions"])
+def test_a_stream_that_is_not_a_boolean_gets_llama_servers_400(server, scenarios, path, stream, kind):
+    recorded = scenarios["text-cut-8"].find("POST", path.removeprefix("/fixed"), False).request_json
+    status, _, body = post_json(server.url, path, {**recorded, "stream": stream})
+    assert status == 400
+    assert _error(body)["message"] == f"Field 'stream': [json.exception.type_error.302] type must be boolean, but is {kind}"
+
+
+@pytest.mark.parametrize("path", ["/v1/responses", "/v1/chat/completions"])
+def test_a_null_stream_is_the_non_streamed_recording(server, scenarios, path):
+    recorded = scenarios["text-cut-8"].find("POST", path, False)
+    status, headers, body = post_json(server.url, path, {**recorded.request_json, "stream": None})
+    assert status == 200 and body == recorded.body
