@@ -292,8 +292,6 @@ async def _shape_router_errors(request: web.Request, response: web.StreamRespons
         return
     message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
                "answers: it serves paths such as /v1/responses and is not a proxy.")
-    if request.method == "CONNECT":
-        response.set_status(400)  # what llama-server answers to CONNECT (tests/live)
     body = error_body(response.status, message)
     response.body = body
     response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text
