@@ -5,9 +5,13 @@ from __future__ import annotations
 import openai
 import pytest
 from httpkit import call, chunks_on_the_wire, request_bytes, sse_pairs
-from recordings import all_interactions
+from recordings import SCENARIOS, all_interactions
 
-from mockllama.server import HOP_BY_HOP
+# Written out, not imported from the server: the connection-level headers of RFC 9110 section
+# 7.6.1 (and the obsolete Keep-Alive, Proxy-Connection), plus the framing the server computes
+# itself. A recording's values for these describe llama-server's connection, not the reply.
+HOP_BY_HOP = {"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer",
+              "transfer-encoding", "upgrade"}
 
 
 def _replay(server, interaction, behaviour="buggy"):
@@ -45,6 +49,25 @@ def test_hop_by_hop_headers_are_computed_not_replayed(server, scenarios):
     status, headers, body = _replay(server, stream)
     assert headers["Transfer-Encoding"] == "chunked"
     assert "Content-Length" not in headers
+
+
+def test_content_length_is_that_of_the_body_sent_not_the_recorded_one(server):
+    """fixed rewrites the body, so a replayed Content-Length would cut the reply or hang the client."""
+    interaction = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False)
+    recorded_length = dict((k.lower(), v) for k, v in interaction.headers)["content-length"]
+    assert recorded_length == str(len(interaction.body))
+    status, headers, body = _replay(server, interaction, "fixed")
+    assert len(body) != len(interaction.body)
+    assert headers.get_all("Content-Length") == [str(len(body))]
+
+
+def test_only_the_hop_by_hop_headers_are_left_out(server):
+    """Every other recorded header is replayed, including llama-server's empty CORS header."""
+    interaction = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False)
+    _, headers, _ = _replay(server, interaction)
+    recorded = {name.lower() for name, _ in interaction.headers}
+    assert recorded - HOP_BY_HOP <= {name.lower() for name in headers}
+    assert "server" in recorded - HOP_BY_HOP
 
 
 def test_seed_request_is_completed_with_the_openai_sdk(server, scenarios):

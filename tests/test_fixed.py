@@ -6,12 +6,28 @@ import json
 
 import openai
 import pytest
+import yamlkit
 from httpkit import call, request_bytes, sse_pairs
 from recordings import SCENARIOS, all_interactions
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
-CUT = sorted(name for name in RESPONSE_SCENARIOS if SCENARIOS[name].twin_finish_reason(
-    SCENARIOS[name].find("POST", "/v1/responses", True)) == "length")
+# Written from the recordings, not computed by the code under test: each Responses scenario's chat
+# twin said `length` (cut) or not (finished). A new Responses recording must be added here by hand,
+# from its twin's finish_reason; test_the_table_agrees_with_the_chat_twins_in_the_yaml checks it.
+CUT_TABLE = {
+    "text-cut-8": True,
+    "text-cut-64": True,
+    "text-finishes": False,
+    "text-exact-limit": False,
+    "tool-cut-8": True,
+    "tool-cut-20": True,
+    "tool-cut-30": True,
+    "tool-finishes": False,
+    "poem-cut-20": True,
+    "poem-cut-30": True,
+    "poem-finishes": False,
+}
+CUT = sorted(name for name, cut in CUT_TABLE.items() if cut)
 
 
 def _request(name: str, stream: bool) -> dict:
@@ -40,6 +56,17 @@ def _fixed_body(server, name) -> dict:
 def test_the_recordings_hold_the_cut_scenarios_the_issue_names():
     assert {"text-cut-8", "text-cut-64", "tool-cut-8", "tool-cut-20", "tool-cut-30", "poem-cut-20"} <= set(CUT)
     assert "text-exact-limit" not in CUT and "tool-finishes" not in CUT
+
+
+def test_the_table_covers_every_bundled_responses_scenario():
+    assert sorted(CUT_TABLE) == RESPONSE_SCENARIOS, "add each new Responses recording to CUT_TABLE"
+
+
+@pytest.mark.parametrize("name", sorted(CUT_TABLE))
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_table_agrees_with_the_chat_twins_in_the_yaml(name, stream):
+    reason = yamlkit.chat_finish_reason(name, stream)
+    assert (reason == "length") == CUT_TABLE[name], reason
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "tool-cut-20"])
@@ -117,10 +144,37 @@ def test_cut_non_streaming_body_has_null_completed_at_and_keeps_content(server, 
     recorded = SCENARIOS[name].find("POST", "/v1/responses", False).body_json
     assert body["completed_at"] is None
     assert body["usage"] == recorded["usage"] and body["id"] == recorded["id"]
-    for fixed_item, recorded_item in zip(body["output"], recorded["output"]):
+    for fixed_item, recorded_item in zip(body["output"], recorded["output"], strict=True):
         assert {k: v for k, v in fixed_item.items() if k != "status"} == {
             k: v for k, v in recorded_item.items() if k != "status"
         }
+
+
+def _item_statuses(events) -> list[str]:
+    return [data["item"]["status"] for event, data in events if event == "response.output_item.done"]
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_the_cut_item_alone_is_incomplete_in_stream_and_body(server, name):
+    """The item being generated at the cut is the last; it alone says incomplete, in both forms."""
+    streamed = _item_statuses(_fixed_stream(server, name))
+    in_body = [item["status"] for item in _fixed_body(server, name)["output"]]
+    for statuses in (streamed, in_body):
+        assert statuses, name
+        assert statuses[:-1] == ["completed"] * (len(statuses) - 1)
+        assert statuses[-1] == ("incomplete" if CUT_TABLE[name] else "completed")
+
+
+@pytest.mark.parametrize("name", CUT)
+def test_the_cut_items_done_event_keeps_everything_but_its_status(server, name):
+    """Only the status changes: id, type, name, arguments and content stay as recorded."""
+    fixed_items = [d["item"] for e, d in _fixed_stream(server, name) if e == "response.output_item.done"]
+    recorded = [e["item"] for e in yamlkit.find(name, "/v1/responses", True).events()
+                if e.get("type") == "response.output_item.done"]
+    assert [item["status"] for item in recorded] == ["completed"] * len(recorded)  # llama-server's bug
+    for fixed_item, recorded_item in zip(fixed_items, recorded, strict=True):
+        assert {k: v for k, v in fixed_item.items() if k != "status"} == {
+            k: v for k, v in recorded_item.items() if k != "status"}
 
 
 def test_fixed_says_which_rule_decided(server):

@@ -1,0 +1,69 @@
+"""The matching rules the README states, each checked against a real recording and its contrary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yamlkit
+from httpkit import call, post_json
+
+SEED = yamlkit.find("text-cut-8", "/v1/responses", False).request
+
+
+def _selected(server, body, path="/v1/responses", headers=None):
+    status, response_headers, reply = post_json(server.url, path, body, headers)
+    return status, response_headers.get("X-Mockllama-Scenario"), response_headers.get("X-Mockllama-Selected-By"), reply
+
+
+def test_the_recorded_request_itself_is_selected_by_match(server):
+    assert _selected(server, SEED)[:3] == (200, "text-cut-8", "match")
+
+
+def test_zero_and_zero_point_zero_are_the_same_number(server):
+    assert SEED["temperature"] == 0 and isinstance(SEED["temperature"], int)
+    sent = json.dumps({**SEED, "temperature": 0.0}).encode()
+    assert b'"temperature": 0.0' in sent
+    status, headers, _ = call(server.url, "POST", "/v1/responses", sent)
+    assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == (200, "text-cut-8", "match")
+    assert _selected(server, {**SEED, "temperature": 0.5})[0] == 404  # a different number still differs
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("model", "some-other-model"),
+    ("stream_options", {"include_usage": True}),
+    ("user", "user-1234"),
+    ("metadata", {"run": "42", "suite": "client-tests"}),
+])
+def test_fields_llama_server_ignores_are_ignored(server, field, value):
+    assert _selected(server, {**SEED, field: value})[:3] == (200, "text-cut-8", "match")
+
+
+def test_all_ignored_fields_at_once_and_a_field_that_counts(server):
+    everything = {**SEED, "model": "m", "stream_options": {"include_usage": True}, "user": "u", "metadata": {"a": "b"}}
+    assert _selected(server, everything)[:3] == (200, "text-cut-8", "match")
+    assert _selected(server, {**everything, "max_output_tokens": 9})[0] == 404
+
+
+def test_selected_by_header(server):
+    status, scenario, how, _ = _selected(server, {"model": "x", "input": "never recorded"},
+                                         headers={"X-Mockllama-Scenario": "tool-cut-20"})
+    assert (status, scenario, how) == (200, "tool-cut-20", "header")
+    status, headers, _ = call(server.url, "GET", "/health", headers={"X-Mockllama-Scenario": "server-info"})
+    assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == (200, "server-info", "header")
+
+
+def test_selected_by_recorded_bytes(server):
+    """A body that is not JSON, recorded byte for byte in `errors`, gets llama-server's own reply."""
+    recorded = next(r for r in yamlkit.read("errors") if r.path == "/v1/chat/completions" and isinstance(r.request, str))
+    status, headers, body = call(server.url, "POST", "/v1/chat/completions", recorded.request.encode())
+    assert (status, body.decode()) == (recorded.status, recorded.body)
+    assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == ("errors", "recorded-bytes")
+
+
+@pytest.mark.parametrize("path", ["/health", "/v1/models", "/props"])
+def test_selected_by_route(server, path):
+    recorded = next(r for r in yamlkit.read("server-info") if r.path == path)
+    status, headers, body = call(server.url, "GET", path)
+    assert (status, body.decode()) == (recorded.status, recorded.body)
+    assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == ("server-info", "route")
