@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Mutation testing with mutmut (not part of CI: it takes minutes per module).
+#
+#   scripts/mutation.sh [TARGET ...]     TARGET: behaviours spec matching check cassettes (default: all)
+#
+# Each target mutates one module (or, for check and cassettes, the functions that carry the
+# promise: check's verdict, the cassette loader's validation) and runs only the offline tests
+# that exercise it, in a scratch copy of the checkout, so the working tree is never touched.
+# Needs the dev extra: pip install -e ".[test,dev]". MUTATION_CHILDREN (default 2) bounds the
+# parallel test processes. The score is caught / judged: killed (or timed out) over every mutant
+# run, those no test even calls included; the survivors' diffs land in mutants-report/.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+children="${MUTATION_CHILDREN:-2}"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(behaviours spec matching check cassettes)
+
+if ! python -c "import mutmut" 2>/dev/null; then
+  echo "mutation.sh: mutmut is not installed; run: pip install -e \".[test,dev]\"" >&2
+  exit 2
+fi
+
+# MODULE|MUTANTS (fnmatch patterns over mutmut's mutant names)|TESTS
+spec_for() {
+  case "$1" in
+    behaviours) echo "mockllama/behaviours.py|mockllama.behaviours.*|tests/test_fixed.py tests/test_no_twin.py tests/test_buggy.py tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
+    spec) echo "mockllama/spec.py|mockllama.spec.*|tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
+    matching) echo "mockllama/matching.py|mockllama.matching.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py" ;;
+    check) echo "mockllama/check.py|mockllama.check.x__judge__mutmut_* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py" ;;
+    cassettes) echo "mockllama/cassettes.py|mockllama.cassettes.x_load_cassette__* mockllama.cassettes.x_cassette_files__* mockllama.cassettes.x_load_scenarios__* mockllama.cassettes.x__interaction__* mockllama.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_cassette_validation.py" ;;
+    *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
+  esac
+}
+
+export MOCKLLAMA_LIVE=0 MOCKLLAMA_BENCH=0 MOCKLLAMA_BROWSER=0
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
+report="${MUTATION_REPORT:-$root/mutants-report}"
+mkdir -p "$report"
+
+for target in "${targets[@]}"; do
+  IFS='|' read -r module patterns tests < <(spec_for "$target")
+  work="$(mktemp -d "${TMPDIR:-/tmp}/mockllama-mutation-$target.XXXXXX")"
+  if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then  # the checkout's files, untracked ones included
+    (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$work")
+  else
+    cp -a "$root/." "$work"
+  fi
+  existing=()
+  for test in $tests; do [ -f "$work/$test" ] && existing+=("\"$test\""); done
+  cat >> "$work/pyproject.toml" <<TOML
+
+[tool.mutmut]
+source_paths = ["mockllama"]
+only_mutate = ["$module"]
+also_copy = ["cassettes", "scripts", "examples"]
+pytest_add_cli_args = ["-p", "mutation_plugin", "-p", "no:cacheprovider"]
+pytest_add_cli_args_test_selection = [$(IFS=,; echo "${existing[*]}")]
+use_git_change_detection = false
+TOML
+  echo "== $target: mutating $module against: ${existing[*]}"
+  started=$(date +%s)
+  # shellcheck disable=SC2086
+  (cd "$work" && mutmut run --max-children "$children" $patterns > "$report/$target.run.log" 2>&1) || {
+    echo "mutation.sh: mutmut failed for $target; see $report/$target.run.log" >&2; exit 1; }
+  (cd "$work" && mutmut results --all true > "$report/$target.results.txt" 2>&1)
+  python - "$report/$target.results.txt" "$target" "$(( $(date +%s) - started ))" $patterns <<'PY'
+import fnmatch, sys
+results, target, seconds, patterns = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+counts, survivors, statuses = {}, [], []
+for line in open(results):
+    name, _, status = line.strip().rpartition(": ")
+    if not name or not any(fnmatch.fnmatch(name, p) for p in patterns):
+        continue
+    counts[status] = counts.get(status, 0) + 1
+    statuses.append((name, status))
+    if status == "survived":
+        survivors.append(name)
+caught = sum(counts.get(k, 0) for k in ("killed", "timeout", "caught by type check"))
+judged = sum(v for k, v in counts.items() if k not in ("not checked", "skipped"))
+score = 100 * caught / judged if judged else 0.0
+print(f"{target}: score {score:.1f}% ({caught} of {judged} mutants caught; "
+      f"{', '.join(f'{v} {k}' for k, v in sorted(counts.items()))}; {seconds} s)")
+survivors += [name for name, status in statuses if status == "no tests"]
+with open(results.replace(".results.txt", ".survivors.txt"), "w") as out:
+    out.write("".join(f"{name}\n" for name in survivors))
+PY
+  # the diff of each survivor, to read and judge
+  : > "$report/$target.survivors.diff"
+  while read -r name; do
+    (cd "$work" && mutmut show "$name") >> "$report/$target.survivors.diff" 2>&1
+  done < "$report/$target.survivors.txt"
+  rm -rf "$work"
+done
