@@ -7,6 +7,12 @@ off by ``max_output_tokens``. This client decides "cut off" with three rules, in
 2. otherwise ``usage.output_tokens >= max_output_tokens``: the one signal llama-server keeps;
 3. otherwise a function_call whose arguments do not parse as JSON.
 
+A stream is judged by its terminal event: ``response.incomplete`` is a cut, ``response.completed``
+is judged by the rules above, and a stream that ends with neither was cut on the way, however
+cleanly the connection closed. A reply that never arrives whole (a dropped connection, a timeout,
+a body that is not JSON, an HTTP error) is never taken for an answer: ``cut_off`` is true and
+``reason`` says what happened.
+
 Known limits, both shown by real recordings (mockllama scenarios):
 
 - ``text-exact-limit``: a reply can finish in exactly ``max_output_tokens`` tokens, so rule 2
@@ -27,11 +33,14 @@ from dataclasses import dataclass
 import openai
 
 
+TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
 @dataclass
 class Answer:
-    response: object  # openai.types.responses.Response
-    cut_off: bool
-    reason: str  # which rule decided, in words
+    response: object  # openai.types.responses.Response; None when no whole reply arrived
+    cut_off: bool  # True: do not use this as a whole answer
+    reason: str  # which rule decided, or what went wrong, in words
 
 
 def status_says_incomplete(response) -> bool:
@@ -64,15 +73,49 @@ def judge(response, max_output_tokens: int | None) -> Answer:
     return Answer(response, False, f"status is {response.status!r} and no rule fired")
 
 
+def failed(err: Exception) -> Answer:
+    """No whole reply arrived: say what happened instead."""
+    if isinstance(err, openai.APITimeoutError):
+        return Answer(None, True, "the server stalled past the client's timeout")
+    if isinstance(err, openai.APIConnectionError):
+        return Answer(None, True, "the connection dropped before the reply was whole")
+    if isinstance(err, openai.APIStatusError):
+        return Answer(None, True, f"the server answered HTTP {err.status_code}: {err.message}")
+    return Answer(None, True, f"the reply is not valid JSON ({err})")
+
+
 def ask(client: openai.OpenAI, **request) -> Answer:
     """``client.responses.create(**request)``, judged."""
-    return judge(client.responses.create(**request), request.get("max_output_tokens"))
+    try:
+        response = client.responses.create(**request)
+    except (openai.APIError, ValueError) as err:  # ValueError: the body was cut mid-JSON
+        return failed(err)
+    return judge(response, request.get("max_output_tokens"))
+
+
+def ask_streaming(client: openai.OpenAI, **request) -> Answer:
+    """``client.responses.create(stream=True, **request)``, judged by the stream's terminal event."""
+    last = None
+    try:
+        for event in client.responses.create(**{**request, "stream": True}):
+            last = event
+    except (openai.APIError, ValueError) as err:
+        return failed(err)
+    if last is None or last.type not in TERMINAL_EVENTS:
+        seen = last.type if last is not None else "no event"
+        return Answer(None, True, f"the stream ended without a terminal event (last: {seen})")
+    if last.type == "response.failed":
+        return Answer(last.response, True, "the server reported the response as failed")
+    return judge(last.response, request.get("max_output_tokens"))
 
 
 def main(base_url: str) -> None:
     client = openai.OpenAI(base_url=base_url, api_key="unused")
     answer = ask(client, model="x", input="Count from 1 to 200, separated by spaces.", max_output_tokens=8,
                  temperature=0)
+    if answer.response is None:
+        print(f"no whole reply: {answer.reason}")
+        return
     print(f"status={answer.response.status!r} cut_off={answer.cut_off} ({answer.reason})")
     print(repr(answer.response.output_text))
 

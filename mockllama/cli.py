@@ -22,6 +22,8 @@ from .cassettes import (
     Scenario,
     load_scenarios,
 )
+from .faults import FaultPlan
+from .faults import usage as fault_usage
 from .journal import DEFAULT_JOURNAL_SIZE
 from .limits import raise_open_file_limit
 from .pacing import parse_pace
@@ -119,13 +121,22 @@ def main() -> None:
     type=click.IntRange(0),
     help="Keep the last N requests in the journal (GET /_mockllama/journal; DELETE clears it). 0: no journal.",
 )
+@click.option(
+    "--fault",
+    "faults",
+    type=(str, str),
+    multiple=True,
+    metavar="SCENARIO FAULT",
+    help="Apply FAULT to every reply of SCENARIO ('*': every scenario); repeatable. X-Mockllama-Fault "
+    f"overrides it per request. Faults: {fault_usage()}.",
+)
 @click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
               "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
               "host, as llama-server. Guards against DNS rebinding by web pages.")
-def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, access_log,
-          allowed_hosts) -> None:
+def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, faults,
+          access_log, allowed_hosts) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -151,6 +162,17 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
     the request body); ?scenario=NAME and ?since=ID filter it, DELETE clears it.
 
     \b
+    Faults, per request with the header X-Mockllama-Fault: FAULT (echoed in the
+    reply), or per scenario with --fault SCENARIO FAULT:
+      disconnect=N        drop the connection after N stream events
+      disconnect-bytes=N  drop the connection after N body bytes
+      truncate-stream=N   end the stream cleanly after N events, no terminal event
+      truncate-json       a complete reply whose JSON is cut in half
+      stall=MS            wait MS ms before the first byte
+      stall-between=MS    wait MS ms before each later stream event
+      status=CODE         llama-server's own recorded error reply for CODE
+
+    \b
     Example:
       mockllama serve &
       curl -s localhost:18090/fixed/v1/responses \\
@@ -162,8 +184,13 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
         raise click.BadParameter(str(err), param_hint="--pace") from None
     scenarios = _load(cassette_dirs, recordings)
     try:
+        FaultPlan.build(scenarios, dict(faults))
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--fault") from None
+    try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
-                         pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts)
+                         pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
+                         faults=dict(faults))
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):

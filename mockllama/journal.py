@@ -34,7 +34,7 @@ _RequestKey = getattr(web, "RequestKey", None)
 class Trace:
     """What the handler and its writer learn on the way, for the journal to read at the end."""
 
-    __slots__ = ("started", "raw", "turn", "bytes_sent", "finished")
+    __slots__ = ("started", "raw", "turn", "bytes_sent", "finished", "drop_connection")
 
     def __init__(self) -> None:
         self.started = time.time()
@@ -42,6 +42,7 @@ class Trace:
         self.turn: int | None = None  # the conversation turn, where the selection has one
         self.bytes_sent: int | None = None  # body bytes written, set by streaming writers
         self.finished: bool | None = None  # whether the whole reply went out
+        self.drop_connection = False  # a fault cut the reply: close the connection once journalled
 
 
 TRACE = _RequestKey("mockllama_trace", Trace) if _RequestKey else "mockllama_trace"
@@ -187,11 +188,13 @@ def journalled(handler):
     @functools.wraps(handler)
     async def observed(request: web.Request) -> web.StreamResponse:
         journal = request.app[JOURNAL]
-        if not journal.enabled:
-            return await handler(request)
         trace = request[TRACE] = Trace()
         response = await handler(request)
-        record(journal, request, response, trace)
+        if journal.enabled:
+            record(journal, request, response, trace)
+        if trace.drop_connection and request.transport is not None:
+            # Only now, so that no client sees its connection drop before the journal has the entry.
+            request.transport.close()
         return response
 
     return observed

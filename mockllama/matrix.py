@@ -114,16 +114,16 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def replace_table(document: str, table: str) -> str:
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.DOTALL)
+def replace_table(document: str, table: str, begin: str = BEGIN, end: str = END) -> str:
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.DOTALL)
     if not pattern.search(document):
-        raise click.ClickException(f"the document has no {BEGIN} ... {END} markers")
-    return pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", document)
+        raise click.ClickException(f"the document has no {begin} ... {end} markers")
+    return pattern.sub(lambda _: f"{begin}\n{table}\n{end}", document)
 
 
-def table_in(document: str) -> str:
-    start, end = document.index(BEGIN) + len(BEGIN), document.index(END)
-    return document[start:end].strip("\n")
+def table_in(document: str, begin: str = BEGIN, end: str = END) -> str:
+    start, stop = document.index(begin) + len(begin), document.index(end)
+    return document[start:stop].strip("\n")
 
 
 @click.command()

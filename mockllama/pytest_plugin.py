@@ -14,6 +14,8 @@
 Extra cassette directories: ``--mockllama-cassettes DIR`` (repeatable) or the ini option
 ``mockllama_cassettes`` (one directory per line), served beside the bundled recordings.
 ``--mockllama-journal-size N`` (ini ``mockllama_journal_size``) bounds the journal (default 1000).
+``--mockllama-fault SCENARIO FAULT`` (ini ``mockllama_faults``, one ``SCENARIO FAULT`` a line)
+applies a fault to every reply of a scenario; the ``X-Mockllama-Fault`` header does it per request.
 """
 
 from __future__ import annotations
@@ -104,6 +106,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"requests the mockllama journal keeps (default {DEFAULT_JOURNAL_SIZE}; 0: off)")
     parser.addini("mockllama_journal_size", default=str(DEFAULT_JOURNAL_SIZE),
                   help="requests the mockllama journal keeps (0: off)")
+    group.addoption("--mockllama-fault", action="append", nargs=2, default=[], metavar=("SCENARIO", "FAULT"),
+                    help="apply FAULT to every reply of SCENARIO ('*': all), e.g. tool-cut-20 disconnect=3")
+    parser.addini("mockllama_faults", type="linelist", default=[],
+                  help="'SCENARIO FAULT' per line: faults the mockllama server applies per scenario")
 
 
 def _journal_size(config: pytest.Config) -> int:
@@ -112,6 +118,14 @@ def _journal_size(config: pytest.Config) -> int:
     if not text.strip().isdigit():
         pytest.fail(f"mockllama: the journal size must be a whole number >= 0, not {text!r}", pytrace=False)
     return int(text)
+
+
+def _faults(config: pytest.Config) -> dict[str, str]:
+    pairs = [line.split(None, 1) for line in config.getini("mockllama_faults")]
+    if any(len(pair) != 2 for pair in pairs):
+        pytest.fail("mockllama: each mockllama_faults line is 'SCENARIO FAULT', e.g. 'tool-cut-20 disconnect=3'",
+                    pytrace=False)
+    return dict(pairs + [tuple(pair) for pair in config.getoption("mockllama_fault")])
 
 
 def _cassette_dirs(config: pytest.Config) -> list[Path]:
@@ -133,7 +147,10 @@ def mockllama(pytestconfig: pytest.Config):
         scenarios = load_scenarios(_cassette_dirs(pytestconfig))
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
-    app = create_app(scenarios, journal_size=_journal_size(pytestconfig))
+    try:
+        app = create_app(scenarios, journal_size=_journal_size(pytestconfig), faults=_faults(pytestconfig))
+    except ValueError as err:
+        pytest.fail(f"mockllama: {err}", pytrace=False)
     with BackgroundServer(app) as background:
         yield MockllamaServer(background, scenarios)
 

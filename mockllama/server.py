@@ -19,6 +19,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from .behaviours import Reply
 from .cassettes import Scenario
 from .errors import RequestError, error_body
+from .faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
 from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
 from .limits import quiet_accept_errors
 from .matching import Matcher
@@ -230,7 +231,8 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
                 await asyncio.sleep(due - loop.time())
             await response.write(event.raw)  # one recorded block per chunk, sent as it is written
             trace.bytes_sent += len(event.raw)
-        await response.write_eof()
+        # aiohttp ends the stream once the handler returns: after the journal has its entry, so
+        # a client can never see the end of a stream before the journal does.
         trace.finished = True
     except ConnectionResetError:
         log.debug("mockllama: client went away during a stream on %s", request.path)
@@ -255,6 +257,9 @@ async def replay(request: web.Request) -> web.StreamResponse:
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
     headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how)
+    fault = request.app[FAULT_PLAN].choose(request.headers.get(FAULT_HEADER), interaction.scenario)
+    if fault is not None:
+        return await write_with_fault(request, reply, headers, fault, request.app[FAULT_PLAN])
     timings = recorded_timings(scenario, interaction) if settings.pace is not None else None
     return await write_reply(request, reply, headers, timings, settings.pace)
 
@@ -318,6 +323,7 @@ def create_app(
     pace: float | None = None,
     journal_size: int = DEFAULT_JOURNAL_SIZE,
     allowed_hosts: tuple[str, ...] = (),
+    faults: dict[str, str] | None = None,
 ) -> web.Application:
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
@@ -325,6 +331,7 @@ def create_app(
     app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace,
                              allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
     app[JOURNAL] = Journal(journal_size)
+    app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
             app.router.add_route("*", prefix + path, replay)

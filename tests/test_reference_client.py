@@ -79,3 +79,54 @@ def test_the_example_runs_as_a_script(server):
     out = subprocess.run([sys.executable, str(EXAMPLE), server.base_url("buggy")], capture_output=True,
                          text=True, check=True).stdout
     assert out.splitlines()[0] == "status='completed' cut_off=True (usage.output_tokens reached max_output_tokens=8)"
+
+
+# --- faults: a reply that never arrives whole is never taken for an answer ---------------------
+
+from mockllama.fault_matrix import faults_measured  # noqa: E402
+
+FINISHED = {"model": "text-finishes", "input": "anything"}
+EXPECTED_REASON = {  # what the client says for each kind of fault
+    "disconnect": "the connection dropped before the reply was whole",
+    "truncate-stream": "the stream ended without a terminal event",
+    "truncate-json": "the reply is not valid JSON",
+    "stall": "the server stalled past the client's timeout",
+    "status": "the server answered HTTP",
+}
+
+
+def _faulted_client(server, fault):
+    timeout = 0.5 if fault.startswith("stall") else 30
+    return openai.OpenAI(base_url=server.base_url("spec"), api_key="unused", max_retries=0, timeout=timeout,
+                         default_headers={"X-Mockllama-Fault": fault})
+
+
+def _expected(fault: str) -> str:
+    return EXPECTED_REASON[fault.split("=")[0].replace("-bytes", "").replace("-between", "")]
+
+
+@pytest.mark.parametrize("fault", faults_measured(SCENARIOS))
+def test_the_client_never_takes_a_faulted_stream_for_an_answer(server, fault):
+    answer = client_module.ask_streaming(_faulted_client(server, fault), **FINISHED)
+    assert answer.cut_off is True and answer.response is None
+    assert answer.reason.startswith(_expected(fault)), answer.reason
+
+
+@pytest.mark.parametrize("fault", faults_measured(SCENARIOS))
+def test_the_client_never_takes_a_faulted_body_for_an_answer(server, fault):
+    answer = client_module.ask(_faulted_client(server, fault), **FINISHED)
+    if fault in ("disconnect=3", "truncate-stream=3"):  # a plain body is one event: it came whole
+        assert answer.cut_off is False and answer.response.status == "completed"
+        return
+    assert answer.cut_off is True and answer.response is None
+    assert answer.reason.startswith(_expected(fault)), answer.reason
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+@pytest.mark.parametrize("name", ["text-cut-8", "text-finishes", "tool-cut-20", "tool-finishes"])
+def test_streams_without_faults_are_judged_like_bodies(server, behaviour, name):
+    request = dict(SCENARIOS[name].find("POST", "/v1/responses", False).request_json)
+    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused", max_retries=0)
+    streamed, plain = client_module.ask_streaming(client, **request), client_module.ask(client, **request)
+    assert streamed.cut_off == plain.cut_off == _really_cut(name)
+    assert streamed.reason == plain.reason
