@@ -97,3 +97,37 @@ def test_a_bad_journal_size_fails_with_a_message(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.re_match_lines([r".*mockllama: the journal size must be a whole number >= 0, not 'lots'.*"])
+
+
+FAULT_TESTS = '''
+import openai
+import pytest
+
+def test_the_scenario_is_faulted(mockllama, mockllama_journal):
+    client = openai.OpenAI(base_url=mockllama.base_url("spec"), api_key="unused", max_retries=0)
+    events = [e.type for e in client.responses.create(model="text-finishes", input="x", stream=True)]
+    assert len(events) == 2 and "response.completed" not in events
+    assert mockllama_journal.last.fault == "truncate-stream=2" and mockllama_journal.last.finished is False
+
+def test_other_scenarios_are_not(mockllama):
+    client = openai.OpenAI(base_url=mockllama.base_url("spec"), api_key="unused", max_retries=0)
+    events = [e.type for e in client.responses.create(model="text-cut-8", input="x", stream=True)]
+    assert events[-1] == "response.incomplete"
+'''
+
+
+def test_fault_option_applies_per_scenario(pytester):
+    pytester.makepyfile(test_inner=FAULT_TESTS)
+    result = pytester.runpytest_subprocess("--mockllama-fault", "text-finishes", "truncate-stream=2",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_fault_ini_option_applies_per_scenario_and_a_bad_one_fails(pytester):
+    pytester.makepyfile(test_inner=FAULT_TESTS)
+    pytester.makeini("[pytest]\nmockllama_faults =\n    text-finishes truncate-stream=2\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    pytester.makeini("[pytest]\nmockllama_faults =\n    text-finishes status=418\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.re_match_lines([r".*mockllama: no recording of llama-server answering HTTP 418.*"])
