@@ -206,6 +206,33 @@ def contenders(port_for) -> list[tuple[str, list[str], str]]:
     ]
 
 
+def journal_contenders(port_for) -> list[tuple[str, list[str], str]]:
+    """The journal's cost: the same server with the journal on (the default) and off."""
+    python = sys.executable
+    on, off = port_for(), port_for()
+    return [
+        (JOURNAL_ON, [python, "-m", "mockllama", "serve", "--port", str(on)], f"http://127.0.0.1:{on}"),
+        (JOURNAL_OFF, [python, "-m", "mockllama", "serve", "--port", str(off), "--journal-size", "0"],
+         f"http://127.0.0.1:{off}"),
+    ]
+
+
+JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journal off"
+
+
+def journal_cost(results: list[Result]) -> str:
+    """Per workload: the throughput lost to journalling, as a share of the throughput without it."""
+    by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    lines = ["| workload | conns | journal on req/s | journal off req/s | cost |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        if r.contender != JOURNAL_ON:
+            continue
+        off = by_key[(JOURNAL_OFF, r.workload, r.connections)]
+        lines.append(f"| {r.workload} | {r.connections} | {r.rps:,.0f} | {off.rps:,.0f} | "
+                     f"{(1 - r.rps / off.rps) * 100:+.1f}% |")
+    return "\n".join(lines)
+
+
 def machine() -> str:
     model = "unknown CPU"
     cpuinfo = Path("/proc/cpuinfo")
@@ -242,6 +269,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
+    parser.add_argument("--journal-cost", action="store_true",
+                        help="measure only mockllama with the journal on against off (--journal-size 0), in turns")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor_server:
@@ -251,7 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
     starts, processes, targets = {}, {}, {}
     try:
-        for name, command, url in contenders(_free_port):
+        for name, command, url in (journal_contenders if args.journal_cost else contenders)(_free_port):
             times = []
             for _ in range(3):
                 process, seconds = start_contender(command, url)
@@ -273,6 +302,8 @@ def main(argv: list[str] | None = None) -> None:
             process.terminate()
             process.wait(timeout=20)
     print(table(results, starts, rss))
+    if args.journal_cost:
+        print("\n" + journal_cost(results))
 
 
 if __name__ == "__main__":

@@ -423,13 +423,28 @@ def check(url, probe, model, as_json, timeout) -> None:
 @click.argument("scenario", required=False)
 @click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
 @recordings_option
-def explain(scenario, cassette_dirs, recordings) -> None:
+@click.option("--journal", "journal_url", metavar="URL",
+              help="Instead, show the last requests a running mockllama at URL answered, e.g. http://127.0.0.1:18090.")
+@click.option("--last", default=10, show_default=True, type=click.IntRange(0), help="How many requests --journal shows.")
+def explain(scenario, cassette_dirs, recordings, journal_url, last) -> None:
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
 
-    Without SCENARIO, every scenario. Colour only when stdout is a terminal.
+    Without SCENARIO, every scenario. Colour only when stdout is a terminal. With --journal URL,
+    what a client sent instead: the last requests that server answered, how, and their bodies.
     """
-    from .explain import render, stories, story
+    from .explain import fetch_journal, journal_lines, render, stories, story
+
+    if journal_url is not None:
+        try:
+            entries = fetch_journal(journal_url, last)
+        except (OSError, ValueError, KeyError) as err:
+            click.echo(f"mockllama explain: cannot read the journal of {journal_url}: {err}. Is `mockllama serve` "
+                       "running there?", err=True)
+            sys.exit(2)
+        for line in journal_lines(entries):
+            click.echo(line)
+        return
 
     scenarios = _load(cassette_dirs, recordings)
     if scenario is not None and scenario not in scenarios:

@@ -177,3 +177,46 @@ def render(told: dict) -> list[str]:
                 lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
     lines += ["", *_wrap("client:  ", printable(told["advice"])), ""]
     return lines
+
+
+# --- the journal: what a client sent, for a person demoing -----------------------------------
+
+JOURNAL_PATH = "/_mockllama/journal"
+
+
+def fetch_journal(url: str, last: int, timeout: float = 10.0) -> list[dict]:
+    """The last ``last`` entries of a running mockllama's journal (``url`` is its root)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url.rstrip("/") + JOURNAL_PATH, timeout=timeout) as reply:
+        entries = json.load(reply)["entries"]
+    return entries[-last:] if last else []
+
+
+def _outcome(entry: dict) -> str:
+    parts = ["stream" if entry["stream"] else "body", "finished" if entry["finished"] else "NOT finished",
+             f"{entry['bytes_sent']} bytes"]
+    if entry.get("fault"):
+        parts.append(f"fault {entry['fault']}")
+    return ", ".join(parts)
+
+
+def journal_lines(entries: list[dict]) -> list[str]:
+    """Each journalled request: when, what, how it was answered, and the body that was sent."""
+    import time
+
+    if not entries:
+        return ["The journal is empty: no request has been answered yet (or --journal-size is 0)."]
+    lines = []
+    for entry in entries:
+        when = time.strftime("%H:%M:%S", time.localtime(entry["time"]))
+        chosen = f"{entry['scenario']} ({entry['selected_by']})" if entry["scenario"] else "no scenario"
+        lines.append(_cell(f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
+                           f"{entry['behaviour']}  {chosen}", WIDTH))
+        lines.append(_cell(f"      {_outcome(entry)}", WIDTH))
+        if entry.get("error"):
+            lines.append(_cell(f"      error: {entry['error']}", WIDTH))
+        if entry.get("body") is not None:
+            body = entry["body"] if isinstance(entry["body"], str) else json.dumps(entry["body"], ensure_ascii=False)
+            lines.append(_cell(f"      sent: {body}", WIDTH))
+    return lines

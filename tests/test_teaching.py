@@ -39,7 +39,7 @@ def test_explain_fits_80_columns_without_colour_when_piped():
     out = _explain().stdout
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "\x1b[" not in out
-    assert len(re.findall(r"^== ", out, re.M)) == 17
+    assert len(re.findall(r"^== ", out, re.M)) == 19
 
 
 def test_explain_pins_the_lessons_of_the_two_tricky_scenarios():
@@ -100,9 +100,9 @@ def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedP
 def test_page_renders_in_headless_chromium(server, tmp_path):
     chromium = _chromium()
     dom = _headless(chromium, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
-    assert 'data-rendered="17"' in dom, dom[-2000:]
+    assert 'data-rendered="19"' in dom, dom[-2000:]
     listed = re.findall(r'<li><a href="#scenario-([a-z0-9-]+)">', dom)
-    assert len(listed) == 17 and listed[0] == "text-cut-8"
+    assert len(listed) == 19 and listed[0] == "text-cut-8"
     section = dom[dom.index('id="scenario-text-cut-8"'):dom.index('id="scenario-text-exact-limit"')]
     assert '<td class="diff fixed">"incomplete"</td>' in section
     assert '<td class="diff buggy">"completed"</td>' in section
@@ -120,3 +120,45 @@ def test_page_routes_answer_a_wrong_method_with_a_405(server):
         status, headers, body = call(server.url, "POST", path, b"{}")
         assert status == 405, path
         assert json.loads(body)["error"]["type"] == "invalid_request_error"
+
+
+# --- the journal, for a person demoing: explain --journal and the page's "What clients sent" -----
+
+def _ask_for_the_demo(url: str) -> None:
+    from httpkit import post_json
+
+    post_json(url, "/fixed/v1/responses", {"model": "x", "input": "Count from 1 to 200, separated by spaces.",
+                                           "max_output_tokens": 8, "temperature": 0})
+    post_json(url, "/v1/responses", {"model": "nothing-matches", "input": "demo"})
+
+
+def test_explain_journal_shows_what_the_client_sent(start_server):
+    server = start_server()
+    _ask_for_the_demo(server.url)
+    result = _explain("--journal", server.url)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert re.match(r"#1 +\d\d:\d\d:\d\d  POST /fixed/v1/responses -> 200  fixed  text-cut-8 \(match\)", lines[0])
+    assert lines[1].strip() == "body, finished, " + lines[1].split(", ")[-1] and "bytes" in lines[1]
+    assert lines[2].startswith('      sent: {"model": "x", "input": "Count from 1 to 200')
+    assert re.match(r"#2 +\S+  POST /v1/responses -> 404  buggy  no scenario", lines[3])
+    assert lines[5].startswith("      error: mockllama: no recording matches")
+    assert _explain("--journal", server.url, "--last", "1").stdout.splitlines()[0].startswith("#2 ")
+
+
+def test_explain_journal_says_when_nothing_answers():
+    result = _explain("--journal", "http://127.0.0.1:9")
+    assert result.returncode == 2 and "cannot read the journal of http://127.0.0.1:9" in result.stderr
+
+
+def test_page_shows_the_journal(start_server, tmp_path):
+    chromium = _chromium()
+    server = start_server()
+    _ask_for_the_demo(server.url)
+    dom = _headless(chromium, tmp_path / "profile-journal", "--dump-dom", server.url + "/").stdout
+    rows = re.findall(r'<tr class="(error)?" data-id="(\d+)">(.*?)</tr>', dom, re.S)
+    assert [row[1] for row in rows] == ["2", "1"]  # newest first
+    assert rows[0][0] == "error" and "nothing-matches" in rows[0][2] and "404" in rows[0][2]
+    assert "POST /fixed/v1/responses" in rows[1][2] and "text-cut-8 (match)" in rows[1][2]
+    assert "&quot;max_output_tokens&quot;:8" in rows[1][2] or '"max_output_tokens":8' in rows[1][2]

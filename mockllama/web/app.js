@@ -139,3 +139,41 @@ fetch("/_mockllama/scenarios.json")
   .catch((error) => {
     document.getElementById("scenario-list").replaceChildren(el("li", {}, `could not load scenarios: ${error}`));
   });
+
+// The journal: what clients sent, newest first. Polled with ?since= so each poll brings only news.
+const JOURNAL_ROWS = 20;
+let journalSince = 0;
+const journalEntries = [];
+
+function journalRow(entry) {
+  const when = new Date(entry.time * 1000).toLocaleTimeString();
+  const reply = [entry.stream ? "stream" : "body", entry.finished ? "finished" : "not finished",
+    `${entry.bytes_sent} bytes`, entry.fault ? `fault ${entry.fault}` : null].filter(Boolean).join(", ");
+  const body = entry.body === null ? "" : typeof entry.body === "string" ? entry.body : JSON.stringify(entry.body);
+  const scenario = entry.scenario ? `${entry.scenario} (${entry.selected_by})` : "none";
+  return el("tr", { class: entry.status >= 400 ? "error" : "", "data-id": String(entry.id) },
+    el("td", {}, String(entry.id)), el("td", {}, when), el("td", {}, el("code", {}, `${entry.method} ${entry.path}`)),
+    el("td", { title: entry.error || "" }, String(entry.status)), el("td", {}, entry.behaviour),
+    el("td", {}, scenario), el("td", {}, reply), el("td", {}, el("code", { class: "sent" }, body)));
+}
+
+function pollJournal() {
+  fetch(`/_mockllama/journal?since=${journalSince}`)
+    .then((response) => response.json())
+    .then((journal) => {
+      const rows = document.getElementById("journal-rows");
+      if (journal.size === 0) {
+        rows.replaceChildren(el("tr", {}, el("td", { colspan: "8" }, "the journal is off (--journal-size 0)")));
+        return;
+      }
+      journalSince = journal.last_id;
+      if (!journal.entries.length) return;
+      journalEntries.unshift(...journal.entries.reverse());
+      journalEntries.splice(JOURNAL_ROWS);
+      rows.replaceChildren(...journalEntries.map(journalRow));
+    })
+    .catch(() => {});  // the next poll tries again
+}
+
+pollJournal();
+setInterval(pollJournal, 1000);
