@@ -5,15 +5,22 @@ from __future__ import annotations
 import pytest
 
 from mockllama.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.server import GET_ROUTES, POST_ROUTES
 
 SCENARIOS = load_scenarios([bundled_cassette_dir()])
 
 
+def served(interaction) -> bool:
+    """On a route mockllama serves. The others (server-errors' /v1/embeddings and unknown route)
+    are there for their error bodies, which only the status=CODE fault sends."""
+    return interaction.path in (*POST_ROUTES, *GET_ROUTES)
+
+
 def all_interactions(only=lambda interaction: True):
-    """pytest params (scenario, interaction) for every recorded interaction that ``only`` keeps."""
+    """pytest params (scenario, interaction) for every served recorded interaction that ``only`` keeps."""
     return [
         pytest.param(scenario, interaction, id=f"{scenario.name}-{n}-{interaction.method}{interaction.path}-stream={interaction.stream}")
         for scenario in SCENARIOS.values()
         for n, interaction in enumerate(scenario.interactions)
-        if only(interaction)
+        if served(interaction) and only(interaction)
     ]
