@@ -129,6 +129,15 @@ def _milliseconds(text: str) -> float:
 
 def run_wrk(url: str, body: bytes, connections: int, duration: int) -> tuple[float, float, float]:
     """(requests per second, p50 ms, p99 ms) from wrk, in its own process on its own core."""
+    out = _wrk(url, body, connections, duration)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = _milliseconds(re.search(r"^\s+50%\s+(\S+)\s*$", out, re.M).group(1))
+    p99 = _milliseconds(re.search(r"^\s+99%\s+(\S+)\s*$", out, re.M).group(1))
+    return rps, p50, p99
+
+
+def _wrk(url: str, body: bytes, connections: int, duration: int) -> str:
+    """wrk's report; an error when wrk saw failed requests."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
                      f"wrk.body = {json.dumps(body.decode())}\n")
@@ -143,10 +152,22 @@ def run_wrk(url: str, body: bytes, connections: int, duration: int) -> tuple[flo
     socket_errors = re.search(r"Socket errors: connect (\d+), read \d+, write (\d+), timeout (\d+)", out)
     if "Non-2xx or 3xx responses" in out or (socket_errors and any(int(n) for n in socket_errors.groups())):
         raise RuntimeError(f"{url}: wrk saw errors:\n{out}")
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = _milliseconds(re.search(r"^\s+50%\s+(\S+)\s*$", out, re.M).group(1))
-    p99 = _milliseconds(re.search(r"^\s+99%\s+(\S+)\s*$", out, re.M).group(1))
-    return rps, p50, p99
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time the process has used (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(url: str, pid: int, body: bytes, connections: int, duration: int) -> float:
+    """Server CPU microseconds per request over one wrk run: what throughput on a core of its own
+    would be, and far less swayed than req/s by other work on a shared machine."""
+    before = cpu_seconds(pid)
+    out = _wrk(url, body, connections, duration)
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return (cpu_seconds(pid) - before) / requests * 1e6
 
 
 @dataclass(frozen=True)
@@ -220,6 +241,24 @@ def journal_contenders(port_for) -> list[tuple[str, list[str], str]]:
 JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journal off"
 
 
+def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds: int) -> str:
+    """Journal on against off, in turns round by round: median server CPU per request, per workload."""
+    lines = ["| workload | conns | journal on CPU us/req | journal off CPU us/req | cost |",
+             "| --- | --- | --- | --- | --- |"]
+    for scenario, stream in WORKLOADS:
+        body = _request_body(scenario, stream)
+        for connections in CONCURRENCY:
+            runs = {name: [] for name in targets}
+            for _ in range(rounds):
+                for name, (url, pid) in targets.items():
+                    runs[name].append(cpu_per_request(url, pid, body, connections, duration))
+            on, off = statistics.median(runs[JOURNAL_ON]), statistics.median(runs[JOURNAL_OFF])
+            lines.append(f"| {scenario} {'stream' if stream else 'json'} | {connections} | {on:.1f} | {off:.1f} | "
+                         f"{(on / off - 1) * 100:+.1f}% |")
+            print(f"measured CPU per request, {scenario} at {connections} connections", file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 def journal_cost(results: list[Result]) -> str:
     """Per workload: the throughput lost to journalling, as a share of the throughput without it."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
@@ -270,7 +309,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
     parser.add_argument("--journal-cost", action="store_true",
-                        help="measure only mockllama with the journal on against off (--journal-size 0), in turns")
+                        help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
+                        "req/s, and server CPU per request")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor_server:
@@ -290,6 +330,9 @@ def main(argv: list[str] | None = None) -> None:
                     process.wait(timeout=20)
             starts[name], processes[name] = statistics.median(times), process
             targets[name] = Target(url, args.duration, args.rounds)
+        if args.journal_cost:
+            pids = {name: (target.url, processes[name].pid) for name, target in targets.items()}
+            cpu_table = journal_cpu_cost(pids, args.duration, args.rounds)
         results = measure(targets)
         rss = {name: peak_rss_mb(process) for name, process in processes.items()}
         if args.llama_server:
@@ -303,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
             process.wait(timeout=20)
     print(table(results, starts, rss))
     if args.journal_cost:
-        print("\n" + journal_cost(results))
+        print("\n" + journal_cost(results) + "\n\n" + cpu_table)
 
 
 if __name__ == "__main__":

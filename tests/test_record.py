@@ -5,6 +5,8 @@ These run against mockllama itself; tests/live/ runs the recorder against a real
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import asyncio
 import hashlib
 import json
@@ -49,8 +51,12 @@ def _planned_bytes(planned) -> bytes | None:
     return None if text is None else text.encode()
 
 
+ERROR_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "catalogues").glob("*.json"))
+
+
 def test_default_catalogue_reproduces_the_bundled_requests_exactly(scenarios):
-    entries = load_catalogue()
+    """The default catalogue and the server-error catalogues (scripts/record-server-errors.py)."""
+    entries = load_catalogue() + [entry for path in ERROR_CATALOGUES for entry in load_catalogue(path)]
     assert sorted(entry.name for entry in entries) == sorted(scenarios)
     for entry in entries:
         planned = entry.planned()
@@ -114,6 +120,7 @@ def test_bad_catalogues_are_refused_with_a_reason(catalogue, words):
 
 
 def test_round_trip_through_mockllama_reproduces_the_source_interactions(server, scenarios, tmp_path):
+    scenarios = {entry.name: scenarios[entry.name] for entry in load_catalogue()}  # the default catalogue's
     result = _record(server.url, tmp_path)
     assert result.returncode == 0, result.stderr
     copied = load_scenarios([tmp_path])
