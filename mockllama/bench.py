@@ -216,7 +216,7 @@ def measure(targets: dict[str, Target]) -> list[Result]:
 
 def contenders(port_for) -> list[tuple[str, list[str], str]]:
     python = sys.executable
-    floor, buggy, fixed = port_for(), port_for(), port_for()
+    floor, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for()
     return [
         ("floor (bare aiohttp)", [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
          f"http://127.0.0.1:{floor}"),
@@ -224,6 +224,9 @@ def contenders(port_for) -> list[tuple[str, list[str], str]]:
          f"http://127.0.0.1:{buggy}"),
         ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
          f"http://127.0.0.1:{fixed}"),
+        # spec adds a per-request step (its response objects echo the request): this row is its cost
+        ("mockllama spec", [python, "-m", "mockllama", "serve", "--port", str(spec), "--behaviour", "spec"],
+         f"http://127.0.0.1:{spec}"),
     ]
 
 

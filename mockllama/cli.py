@@ -22,6 +22,7 @@ from .cassettes import (
     Scenario,
     load_scenarios,
 )
+from .cors import check_origin
 from .faults import FaultPlan
 from .faults import usage as fault_usage
 from .journal import DEFAULT_JOURNAL_SIZE
@@ -130,13 +131,21 @@ def main() -> None:
     help="Apply FAULT to every reply of SCENARIO ('*': every scenario); repeatable. X-Mockllama-Fault "
     f"overrides it per request. Faults: {fault_usage()}.",
 )
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="Allow cross-origin browser requests only from this origin (repeatable), e.g. http://localhost:5173. "
+    "Default: any origin, as llama-server.",
+)
 @click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
               help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
               "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
               "host, as llama-server. Guards against DNS rebinding by web pages.")
 def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, faults,
-          access_log, allowed_hosts) -> None:
+          cors_origins, access_log, allowed_hosts) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -182,6 +191,11 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
         factor = parse_pace(pace)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--pace") from None
+    for origin in cors_origins:
+        try:
+            check_origin(origin)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="--cors-origin") from None
     scenarios = _load(cassette_dirs, recordings)
     try:
         FaultPlan.build(scenarios, dict(faults))
@@ -190,7 +204,7 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
     try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
                          pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
-                         faults=dict(faults))
+                         faults=dict(faults), cors_origins=cors_origins)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):

@@ -72,19 +72,22 @@ def request_settings(request) -> dict:
     return {key: _echoed_value(key, request.get(key)) for key in DEFAULTS}
 
 
-def _with_settings(payload: dict, settings: dict) -> dict:
-    return {**payload, "response": {**payload["response"], **settings}}
-
-
-def _echo_stream(events: tuple[sse.Event, ...], settings: dict) -> tuple[sse.Event, ...]:
-    """Only the events that carry a response object change; every other block is kept as it is."""
-    echoed = []
-    for event in events:
+@lru_cache(maxsize=None)  # one entry per cached reply (replay.reply_for keeps them all anyway)
+def _response_objects(reply: Reply) -> tuple[tuple[int, dict], ...]:
+    """Where the reply's response objects are, parsed once: (-1, body), or (event position, payload)."""
+    if reply.events is None:
+        return ((-1, json.loads(reply.body)),)
+    found = []
+    for position, event in enumerate(reply.events):
         payload = event.json() if b'"response":' in event.raw else None
         if isinstance(payload, dict) and isinstance(payload.get("response"), dict):
-            event = sse.make_event(event.name, _with_settings(payload, settings))
-        echoed.append(event)
-    return tuple(echoed)
+            found.append((position, payload))
+    return tuple(found)
+
+
+@lru_cache(maxsize=None)  # one entry per recorded interaction
+def _recorded_settings(interaction: Interaction) -> dict:
+    return request_settings(interaction.request_json)
 
 
 def _echo(reply: Reply, interaction: Interaction, sent: bytes) -> Reply:
@@ -93,13 +96,17 @@ def _echo(reply: Reply, interaction: Interaction, sent: bytes) -> Reply:
     except ValueError:  # answered by a recording of the very same bytes: nothing to echo
         return reply
     settings = request_settings(request)
-    if settings == request_settings(interaction.request_json):
+    if settings == _recorded_settings(interaction):
         return reply  # the cached reply already says exactly this
-    if reply.events is not None:
-        events = _echo_stream(reply.events, settings)
-        return dataclasses.replace(reply, body=b"".join(event.raw for event in events), events=events)
-    body = {**json.loads(reply.body), **settings}
-    return dataclasses.replace(reply, body=sse.dump_json(body).encode("utf-8"))
+    objects = _response_objects(reply)
+    if reply.events is None:
+        body = {**objects[0][1], **settings}
+        return dataclasses.replace(reply, body=sse.dump_json(body).encode("utf-8"))
+    events = list(reply.events)  # only the events that carry a response object change
+    for position, payload in objects:
+        echoed = {**payload, "response": {**payload["response"], **settings}}
+        events[position] = sse.make_event(events[position].name, echoed)
+    return dataclasses.replace(reply, body=b"".join(event.raw for event in events), events=tuple(events))
 
 
 _remembered_echo = lru_cache(maxsize=256)(_echo)

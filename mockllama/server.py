@@ -16,6 +16,7 @@ from pathlib import Path
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from . import cors
 from .behaviours import Reply
 from .cassettes import Scenario
 from .errors import RequestError, error_body
@@ -315,6 +316,12 @@ async def teaching_data(request: web.Request) -> web.Response:
     return web.json_response(settings.stories, headers=_mockllama_headers("none", "none"))
 
 
+def _route(app: web.Application, path: str, handler) -> None:
+    """Every path answers a CORS preflight (``OPTIONS``) as llama-server does; ``handler`` takes the rest."""
+    app.router.add_route("OPTIONS", path, answers_errors(cors.preflight))
+    app.router.add_route("*", path, handler)
+
+
 def create_app(
     scenarios: dict[str, Scenario],
     behaviour: str = DEFAULT_BEHAVIOUR,
@@ -324,6 +331,7 @@ def create_app(
     journal_size: int = DEFAULT_JOURNAL_SIZE,
     allowed_hosts: tuple[str, ...] = (),
     faults: dict[str, str] | None = None,
+    cors_origins: tuple[str, ...] = (),
 ) -> web.Application:
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
@@ -332,14 +340,15 @@ def create_app(
                              allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
     app[JOURNAL] = Journal(journal_size)
     app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
+    cors.install(app, cors_origins)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
-            app.router.add_route("*", prefix + path, replay)
-    app.router.add_route("*", "/", teaching_page)
-    app.router.add_route("*", "/_mockllama/scenarios.json", teaching_data)
-    app.router.add_route("*", "/_mockllama/static/{name}", web_file)
-    app.router.add_route("*", "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
-    app.router.add_route("*", "/{tail:.*}", unknown_route)  # last: whatever no route above took
+            _route(app, prefix + path, replay)
+    _route(app, "/", teaching_page)
+    _route(app, "/_mockllama/scenarios.json", teaching_data)
+    _route(app, "/_mockllama/static/{name}", web_file)
+    _route(app, "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
+    _route(app, "/{tail:.*}", unknown_route)  # last: whatever no route above took
     app.on_response_prepare.append(_shape_router_errors)
     app.on_startup.append(quiet_accept_errors)
     return app
