@@ -29,8 +29,11 @@ from .journal import DEFAULT_JOURNAL_SIZE
 from .limits import raise_open_file_limit
 from .pacing import parse_pace
 from .terminal import printable
+from .record_mode import parse_record_mode
+from .record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss, with_record_dir
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
+from .upstream import DEFAULT_TIMEOUT, parse_upstream
 
 CASSETTES_HELP = (
     "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
@@ -58,6 +61,26 @@ def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[st
     except CassetteError as err:
         click.echo(f"mockllama: {printable(err)}", err=True)
         sys.exit(2)
+
+
+def _load_some(directories: list[Path]) -> dict[str, Scenario]:
+    """Like _load, but no directory at all means no scenarios, not the bundled ones."""
+    return _load(tuple(directories)) if directories else {}
+
+
+def _record_on_miss(upstream, record_to, record_mode, timeout):
+    """serve's recording options, checked together; None when nothing is to be recorded."""
+    if upstream is None:
+        if record_to is not None or record_mode in ("new", "new_episodes", "all"):
+            raise click.UsageError("--record-to and --record-mode new|all need --upstream URL, the llama-server "
+                                   "to record from. To replay a directory, use --cassettes DIR.")
+        return None
+    try:
+        parsed = parse_upstream(upstream, timeout)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--upstream") from None
+    mode = parse_record_mode(record_mode or "new")
+    return RecordOnMiss(parsed, Path(record_to or DEFAULT_RECORD_DIR), mode)
 
 
 def _is_loopback(host: str) -> bool:
@@ -144,8 +167,19 @@ def main() -> None:
               help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
               "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
               "host, as llama-server. Guards against DNS rebinding by web pages.")
+@click.option("--upstream", metavar="URL",
+              help="A live llama-server (base URL, no /v1) to send what no recording answers to, and record. "
+                   "Credentials in the URL are sent as Basic auth and never written.")
+@click.option("--record-to", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help=f"Where --upstream recordings go, one cassette per scenario; served too. "
+                   f"Default: ./{DEFAULT_RECORD_DIR}")
+@click.option("--record-mode", type=click.Choice(["none", "new", "new_episodes", "all"]),
+              help="none: replay only. new (vcrpy's new_episodes): record what no recording matches. "
+                   "all: record everything again. Default: new with --upstream.")
+@click.option("--upstream-timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds to wait for the upstream's next bytes; past it, a 504.")
 def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, faults,
-          cors_origins, access_log, allowed_hosts) -> None:
+          cors_origins, access_log, allowed_hosts, upstream, record_to, record_mode, upstream_timeout) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -182,6 +216,13 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
       status=CODE         llama-server's own recorded error reply for CODE
 
     \b
+    Record your own client's traffic: what no recording answers goes to --upstream,
+    is recorded into --record-to, and is served from then on (no restart):
+      mockllama serve --upstream http://127.0.0.1:8080 --record-to my-cassettes
+      mockllama serve --cassettes my-cassettes          # later, offline
+    --record-to (and only it, with any --cassettes you add) is served then.
+
+    \b
     Example:
       mockllama serve &
       curl -s localhost:18090/fixed/v1/responses \\
@@ -196,7 +237,14 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
             check_origin(origin)
         except ValueError as err:
             raise click.BadParameter(str(err), param_hint="--cors-origin") from None
-    scenarios = _load(cassette_dirs, recordings)
+    recording = _record_on_miss(upstream, record_to, record_mode, upstream_timeout)
+    if recording is None:
+        scenarios = _load(cassette_dirs, recordings)
+    elif recordings != "stock":
+        raise click.UsageError(f"--recordings {recordings} chooses bundled recordings, which --upstream does not "
+                               "serve: it serves --record-to and --cassettes.")
+    else:  # only what the user names: a bundled recording must not answer for their upstream
+        scenarios = _load_some(with_record_dir(list(cassette_dirs), recording.record_to))
     try:
         FaultPlan.build(scenarios, dict(faults))
     except ValueError as err:
@@ -204,7 +252,7 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
     try:
         app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
                          pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
-                         faults=dict(faults), cors_origins=cors_origins)
+                         faults=dict(faults), cors_origins=cors_origins, record_on_miss=recording)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--fallback") from None
     if not _is_loopback(host):
@@ -221,6 +269,9 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
         click.echo(f"  teaching page: {base}/")
         if journal_size:
             click.echo(f"  journal: {base}/_mockllama/journal  (last {journal_size} requests)")
+        if recording is not None:
+            click.echo(f"  record mode {recording.mode.value}: misses go to {recording.upstream.url}, "
+                       f"recorded into {recording.record_to}")
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -12,6 +12,11 @@ ERROR_TYPES = {
     405: "invalid_request_error",
     413: "invalid_request_error",
     500: "server_error",
+    # mockllama's own, when the upstream it records from fails: llama-server's word for "cannot
+    # answer now" (it sends 503 "unavailable_error" while loading a model).
+    502: "unavailable_error",
+    503: "unavailable_error",
+    504: "unavailable_error",
 }
 
 

@@ -81,16 +81,40 @@ class Matcher:
         self._by_bytes: dict[tuple[str, str, bytes], Interaction] = {}
         self._by_route: dict[tuple[str, str], list[Interaction]] = {}
         for scenario in scenarios.values():
-            for interaction in scenario.interactions:
-                route = (interaction.method, interaction.path)
-                self._by_route.setdefault(route, []).append(interaction)
-                if interaction.request_raw is not None:
-                    self._by_bytes.setdefault((*route, interaction.request_raw), interaction)
-                if interaction.request_json is not None:
-                    self._by_key.setdefault((*route, match_key(interaction.request_json)), interaction)
+            self._index(scenario, first_wins=True)
         # Clients repeat the same request bodies, and a body always selects the same recording:
         # remember recent answers (the profile showed JSON work on every request), 16 MiB of keys at most.
         self._remembered = ByteBoundedMemo(self._select, _key_bytes)
+
+    def _index(self, scenario: Scenario, first_wins: bool) -> None:
+        for interaction in scenario.interactions:
+            route = (interaction.method, interaction.path)
+            self._by_route.setdefault(route, []).append(interaction)
+            keys = []
+            if interaction.request_raw is not None:
+                keys.append((self._by_bytes, (*route, interaction.request_raw)))
+            if interaction.request_json is not None:
+                keys.append((self._by_key, (*route, match_key(interaction.request_json))))
+            for index, key in keys:
+                if first_wins:
+                    index.setdefault(key, interaction)
+                else:
+                    index[key] = interaction
+
+    def add(self, scenario: Scenario) -> None:
+        """Serve a new recording from now on, in place of any scenario of the same name; where
+        it records the same request as another scenario, the new recording wins."""
+        old = self.scenarios.get(scenario.name)
+        if old is not None:
+            gone = {id(interaction) for interaction in old.interactions}
+            for index in (self._by_key, self._by_bytes):
+                for key in [k for k, i in index.items() if id(i) in gone]:
+                    del index[key]
+            for route, interactions in self._by_route.items():
+                interactions[:] = [i for i in interactions if id(i) not in gone]
+        self.scenarios[scenario.name] = scenario
+        self._index(scenario, first_wins=False)
+        self._remembered.cache_clear()
 
     def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
         if len(raw) > REMEMBERED_BODY_BYTES:

@@ -16,6 +16,13 @@ Extra cassette directories: ``--mockllama-cassettes DIR`` (repeatable) or the in
 ``--mockllama-journal-size N`` (ini ``mockllama_journal_size``) bounds the journal (default 1000).
 ``--mockllama-fault SCENARIO FAULT`` (ini ``mockllama_faults``, one ``SCENARIO FAULT`` a line)
 applies a fault to every reply of a scenario; the ``X-Mockllama-Fault`` header does it per request.
+
+Record your own client's traffic: ``--mockllama-upstream URL`` (ini ``mockllama_upstream``) sends
+what no recording answers to a live llama-server and records it into ``--mockllama-record-to DIR``
+(ini ``mockllama_record_to``; default ``mockllama-cassettes`` beside the ini file or rootdir).
+``--mockllama-record-mode none|new|all`` (ini ``mockllama_record_mode``) as in ``mockllama serve``;
+with an upstream the default is ``new``. The record directory is always served once it holds a
+cassette, so the same suite then runs offline with no option at all.
 """
 
 from __future__ import annotations
@@ -110,6 +117,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="apply FAULT to every reply of SCENARIO ('*': all), e.g. tool-cut-20 disconnect=3")
     parser.addini("mockllama_faults", type="linelist", default=[],
                   help="'SCENARIO FAULT' per line: faults the mockllama server applies per scenario")
+    group.addoption("--mockllama-upstream", metavar="URL",
+                    help="a live llama-server to send what no recording answers to, and record it")
+    parser.addini("mockllama_upstream", default="", help="a live llama-server to record misses from")
+    group.addoption("--mockllama-record-mode", metavar="none|new|all",
+                    help="none: replay only; new: record what no recording matches; all: record everything "
+                         "again (default: new with an upstream)")
+    parser.addini("mockllama_record_mode", default="", help="none, new or all (default: new with an upstream)")
+    group.addoption("--mockllama-record-to", metavar="DIR",
+                    help="where recordings go, served too (default: mockllama-cassettes in the rootdir)")
+    parser.addini("mockllama_record_to", default="", help="where recordings go (default: mockllama-cassettes)")
 
 
 def _journal_size(config: pytest.Config) -> int:
@@ -130,10 +147,44 @@ def _faults(config: pytest.Config) -> dict[str, str]:
 
 def _cassette_dirs(config: pytest.Config) -> list[Path]:
     from .cassettes import bundled_cassette_dir
+    from .record_on_miss import with_record_dir
 
     extra = [Path(p) for p in config.getini("mockllama_cassettes")]
     extra += [Path(p).resolve() for p in config.getoption("mockllama_cassettes")]
-    return [bundled_cassette_dir(), *extra]
+    return with_record_dir([bundled_cassette_dir(), *extra], _record_to(config))
+
+
+def _setting(config: pytest.Config, name: str) -> str | None:
+    """The command line's value, else the ini file's."""
+    return config.getoption(f"mockllama_{name}") or config.getini(f"mockllama_{name}") or None
+
+
+def _record_to(config: pytest.Config) -> Path:
+    from .record_on_miss import DEFAULT_RECORD_DIR
+
+    given = config.getoption("mockllama_record_to")
+    if given:
+        return Path(given).resolve()
+    base = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
+    return base / (config.getini("mockllama_record_to") or DEFAULT_RECORD_DIR)
+
+
+def _record_on_miss(config: pytest.Config):
+    """The recording options, or None to replay only; a bad value stops the session with its reason."""
+    from .record_mode import RecordMode, parse_record_mode
+    from .record_on_miss import RecordOnMiss
+    from .upstream import parse_upstream
+
+    upstream, mode = _setting(config, "upstream"), _setting(config, "record_mode")
+    try:
+        mode = parse_record_mode(mode or ("new" if upstream else "none"))
+        if upstream is None:
+            if mode is not RecordMode.NONE:
+                raise ValueError(f"record mode {mode.value!r} needs --mockllama-upstream URL (or mockllama_upstream)")
+            return None
+        return RecordOnMiss(parse_upstream(upstream), _record_to(config), mode)
+    except ValueError as err:
+        pytest.fail(f"mockllama: {err}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -143,12 +194,14 @@ def mockllama(pytestconfig: pytest.Config):
     from .cassettes import CassetteError, load_scenarios
     from .server import create_app
 
+    recording = _record_on_miss(pytestconfig)
     try:
         scenarios = load_scenarios(_cassette_dirs(pytestconfig))
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     try:
-        app = create_app(scenarios, journal_size=_journal_size(pytestconfig), faults=_faults(pytestconfig))
+        app = create_app(scenarios, journal_size=_journal_size(pytestconfig), faults=_faults(pytestconfig),
+                         record_on_miss=recording)
     except ValueError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     with BackgroundServer(app) as background:

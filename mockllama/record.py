@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import datetime
 import hashlib
 import json
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import aiohttp
 import vcr
+from vcr.persisters.filesystem import FilesystemPersister
+from vcr.serializers import yamlserializer
 
 from . import __version__
 from .cassettes import CHAT_PATH, RESPONSES_PATH
@@ -70,6 +73,22 @@ def scrub_response(response: dict) -> dict:
         if is_secret_header(name):
             del headers[name]
     return response
+
+
+def save_cassette(path: Path, pairs: list) -> None:
+    """Write ``(vcr Request, response dict)`` pairs as one cassette, the way ``record`` writes them:
+    the same scrubbing, vcrpy's own persister and serializer, and a temporary file renamed into
+    place, so a reader sees the old cassette or the whole new one, never half of one."""
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    scrubbed = [(scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response)))
+                for request, response in pairs]
+    try:
+        FilesystemPersister.save_cassette(
+            partial, {"requests": [r for r, _ in scrubbed], "responses": [r for _, r in scrubbed]}, yamlserializer
+        )
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 class _CappedResponse(aiohttp.ClientResponse):
@@ -228,8 +247,9 @@ def _write_atomically(path: Path, text: str) -> None:
         partial.unlink(missing_ok=True)
 
 
-def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str,
-                     server_command: str | None, server_patch: Path | None = None) -> Path:
+def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str | None,
+                     server_command: str | None, server_patch: Path | None = None,
+                     recorded_by: str = "mockllama record") -> Path:
     path = out_dir / PROVENANCE_FILE
     scenarios = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -238,7 +258,7 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
     template = info.props.get("chat_template") or ""
     provenance = {
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "recorded_by": f"mockllama {__version__} (mockllama record)",
+        "recorded_by": f"mockllama {__version__} ({recorded_by})",
         "server_url": split_credentials(url)[0],
         "server_command": scrub_command(server_command),
         "build_info": info.props.get("build_info"),

@@ -23,7 +23,7 @@ from .errors import RequestError, error_body
 from .faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
 from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
 from .limits import quiet_accept_errors
-from .matching import Matcher
+from .matching import Matcher, Selection
 from .nesting import refuse_deep_nesting
 from .pacing import body_delay, recorded_timings, stream_delays
 from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
@@ -240,20 +240,31 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
     return response
 
 
-@journalled
-@answers_errors
-async def replay(request: web.Request) -> web.StreamResponse:
+async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
+    """The route's first steps: (behaviour, method, path without the behaviour prefix, body)."""
     settings = request.app[SETTINGS]
     from_prefix, path = split_behaviour_prefix(request.path)
     _require_method(request, "GET" if path in GET_ROUTES else "POST")
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
-    trace = trace_of(request)
-    trace.raw = raw
+    trace_of(request).raw = raw
     refuse_deep_nesting(raw)
-    method = "GET" if request.method == "HEAD" else request.method
-    selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
-    trace.turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
+    method = "GET" if request.method == "HEAD" else request.method  # HEAD is answered as GET
+    return behaviour, method, path, raw
+
+
+@journalled
+@answers_errors
+async def replay(request: web.Request) -> web.StreamResponse:
+    behaviour, method, path, raw = await read_request(request)
+    selection = request.app[SETTINGS].matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
+    return await send_selection(request, behaviour, selection)
+
+
+async def send_selection(request: web.Request, behaviour: str, selection: Selection) -> web.StreamResponse:
+    """A recorded interaction -> the behaviour's reply -> the writer."""
+    settings = request.app[SETTINGS]
+    trace_of(request).turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
@@ -332,7 +343,10 @@ def create_app(
     allowed_hosts: tuple[str, ...] = (),
     faults: dict[str, str] | None = None,
     cors_origins: tuple[str, ...] = (),
+    record_on_miss=None,
 ) -> web.Application:
+    """``record_on_miss`` (a ``record_on_miss.RecordOnMiss``) sends what no recording answers to an
+    upstream llama-server and records it; without it, the server never leaves its recordings."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
@@ -341,9 +355,14 @@ def create_app(
     app[JOURNAL] = Journal(journal_size)
     app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
     cors.install(app, cors_origins)
+    handler = replay
+    if record_on_miss is not None:
+        from .proxy import install
+
+        handler = install(app, record_on_miss)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
-            _route(app, prefix + path, replay)
+            _route(app, prefix + path, handler)
     _route(app, "/", teaching_page)
     _route(app, "/_mockllama/scenarios.json", teaching_data)
     _route(app, "/_mockllama/static/{name}", web_file)
