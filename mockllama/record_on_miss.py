@@ -32,7 +32,7 @@ from vcr.request import Request as VcrRequest
 from vcr.serializers import yamlserializer
 
 from .cassettes import CASSETTE_SUFFIXES, CHAT_PATH, RESPONSES_PATH, Interaction, Scenario, load_cassette
-from .catalogue import chat_twin
+from .catalogue import PlannedRequest, chat_twin
 from .errors import RequestError
 from .matching import Matcher, match_key
 from .record import Outcome, RecordError, ServerInfo, probe, save_cassette, write_provenance
@@ -298,7 +298,7 @@ class Recorder:
         if sent.path != RESPONSES_PATH or status != 200 or not isinstance(body, dict):
             return None
         try:
-            return json.dumps(chat_twin(body)).encode("utf-8")
+            return PlannedRequest("POST", CHAT_PATH, json=chat_twin(body)).body_text().encode("utf-8")
         except (KeyError, TypeError, AttributeError, ValueError):
             log.warning("mockllama: no chat twin for %r: its input cannot be converted", sent.path)
             return None
