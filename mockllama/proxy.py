@@ -37,7 +37,7 @@ def install(app: web.Application, options: RecordOnMiss):
             f"--fallback answers every miss, so record mode {options.mode.value!r} would never record; "
             "use --fallback only with --record-mode none"
         )
-    recorder = Recorder(options, settings.matcher)
+    recorder = Recorder(options, settings.matcher, on_recorded=settings.stories.clear)  # the page rebuilds
     app[RECORDER] = recorder
     app.cleanup_ctx.append(recorder.session_context)
     return replay_or_record

@@ -209,9 +209,10 @@ def with_record_dir(directories: list[Path], record_to: Path) -> list[Path]:
 class Recorder:
     """The flights in the air, the record directory, and the upstream's provenance."""
 
-    def __init__(self, options: RecordOnMiss, matcher: Matcher):
+    def __init__(self, options: RecordOnMiss, matcher: Matcher, on_recorded=lambda: None):
         self.options = options
         self.matcher = matcher
+        self.on_recorded = on_recorded  # called once a new recording is served
         self.session: aiohttp.ClientSession | None = None
         self._flights: dict[tuple, Flight] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -226,6 +227,11 @@ class Recorder:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self.session = None
+
+    @property
+    def in_flight(self) -> int:
+        """How many upstream exchanges are still running (recordings not yet written)."""
+        return len(self._tasks)
 
     def flight_for(self, sent: Sent) -> Flight:
         """The flight already carrying this request, or a new one."""
@@ -361,6 +367,7 @@ class Recorder:
         save_cassette(path, kept + pairs)
         scenario = load_cassette(path)  # what `serve --cassettes DIR` will read, byte for byte
         self.matcher.add(scenario)
+        self.on_recorded()
         interaction = scenario.find(*_request_key(flight.sent.method, flight.sent.path, flight.sent.raw))
         write_provenance(directory, self.options.upstream.url, info, [Outcome(scenario.name, summary(scenario, interaction))],
                          None, None, recorded_by="mockllama serve --upstream, on a miss")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -194,6 +195,19 @@ def test_the_first_block_does_not_wait_for_the_end_of_generation(upstream, proxy
     connection.close()
     assert total > 1.0
     assert first_at < total / 3, (first_at, total)
+
+
+def test_a_client_that_goes_away_mid_stream_does_not_cut_the_recording(upstream, proxy, tmp_path):
+    mock = proxy(upstream(pace=0.5).url)
+    body = _request("text-cut-64", True)
+    head = (f"POST /buggy/v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", int(mock.url.rsplit(":", 1)[1])), timeout=30) as sock:
+        sock.sendall(head + body)
+        assert sock.recv(100).startswith(b"HTTP/1.1 200")
+    name = slug_name(Sent("POST", "/v1/responses", "", body, (), None))
+    scenario = load_cassette(_recorded(tmp_path / "recorded" / f"{name}.yaml"))
+    assert scenario.interactions[0].body == SCENARIOS["text-cut-64"].find("POST", "/v1/responses", True).body
 
 
 @pytest.mark.parametrize("behaviour", ["fixed", "spec"])
