@@ -59,13 +59,13 @@ async def replay_or_record(request: web.Request) -> web.StreamResponse:
         lambda: request.app[SETTINGS].matcher.select(method, path, raw, scenario_header),
     )
     if selection is not None:
-        return await send_selection(request, behaviour, selection)
+        return await send_selection(request, behaviour, selection, raw)
     sent = Sent(method, path, request.query_string, raw, tuple(request.headers.items()), scenario_header)
     flight = recorder.flight_for(sent)
     if _answers_live(behaviour, path):
         return await _forward(request, flight, behaviour)
     interaction = await flight.recorded
-    return await send_selection(request, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM))
+    return await send_selection(request, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)
 
 
 async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.StreamResponse:

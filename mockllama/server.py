@@ -258,11 +258,11 @@ async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
 async def replay(request: web.Request) -> web.StreamResponse:
     behaviour, method, path, raw = await read_request(request)
     selection = request.app[SETTINGS].matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
-    return await send_selection(request, behaviour, selection)
+    return await send_selection(request, behaviour, selection, raw)
 
 
-async def send_selection(request: web.Request, behaviour: str, selection: Selection) -> web.StreamResponse:
-    """A recorded interaction -> the behaviour's reply -> the writer."""
+async def send_selection(request: web.Request, behaviour: str, selection: Selection, raw: bytes) -> web.StreamResponse:
+    """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> the writer."""
     settings = request.app[SETTINGS]
     trace_of(request).turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
     interaction = selection.interaction
