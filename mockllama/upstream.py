@@ -16,7 +16,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from .errors import RequestError
-from .record import SECRET_HEADERS
+from .scrub import is_secret_header
 from .server import HOP_BY_HOP
 
 DEFAULT_TIMEOUT = 300.0
@@ -98,5 +98,5 @@ UPSTREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 def reply_headers(headers) -> list[tuple[str, str]]:
     """The upstream's reply headers as a replay of its recording would send them."""
     return [(name, value) for name, value in headers.items()
-            if name.lower() not in HOP_BY_HOP and name.lower() not in SECRET_HEADERS]
+            if name.lower() not in HOP_BY_HOP and not is_secret_header(name)]
 
