@@ -72,6 +72,13 @@ class Interaction:
     def stream(self) -> bool:
         return isinstance(self.request_json, dict) and self.request_json.get("stream") is True
 
+    @cached_property
+    def turn(self) -> int:
+        """Which turn of a conversation this request asked for, read from its own input."""
+        from .canonical import turn_of  # canonical builds on catalogue, which imports this module
+
+        return turn_of(self.path, self.request_json)
+
     @property
     def is_event_stream(self) -> bool:
         return sse.is_event_stream(self.body)
@@ -107,15 +114,23 @@ class Scenario:
     source: Path
     interactions: list[Interaction] = field(default_factory=list)
 
-    def find(self, method: str, path: str, stream: bool) -> Interaction | None:
+    def find(self, method: str, path: str, stream: bool, turn: int = 1) -> Interaction | None:
         for interaction in self.interactions:
-            if interaction.method == method and interaction.path == path and interaction.stream == stream:
+            if (interaction.method == method and interaction.path == path and interaction.stream == stream
+                    and (method == "GET" or interaction.turn == turn)):
                 return interaction
         return None
 
     def chat_twin(self, interaction: Interaction) -> Interaction | None:
-        """The chat completion recorded beside a Responses interaction, same stream flag first."""
-        return self.find("POST", CHAT_PATH, interaction.stream) or self.find("POST", CHAT_PATH, not interaction.stream)
+        """The chat completion recorded beside a Responses interaction (same turn), same stream flag first."""
+        turn = interaction.turn
+        return (self.find("POST", CHAT_PATH, interaction.stream, turn)
+                or self.find("POST", CHAT_PATH, not interaction.stream, turn))
+
+    @cached_property
+    def turns(self) -> int:
+        """How many turns the scenario records: 1, or more for a conversation."""
+        return max((i.turn for i in self.interactions if i.method == "POST"), default=1)
 
     def twin_finish_reason(self, interaction: Interaction) -> str | None:
         twin = self.chat_twin(interaction)

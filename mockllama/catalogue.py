@@ -12,6 +12,14 @@ A catalogue is a JSON file::
 
 A ``responses`` scenario is sent four times, in this order: the Responses request, then its chat
 twin (derived by :func:`chat_twin`), each with ``"stream": false`` and then ``"stream": true``.
+A ``responses`` scenario may be a conversation, with ``"turns"``: each later turn is the turn
+before's request with the reply's output items and a ``function_call_output`` for each
+function call appended to its input (``"tool_output"`` is the output's text), less the fields in ``"drop"`` and
+with those in ``"set"``, as an agent loop sends it::
+
+      {"name": "tool-conversation", "responses": {...},
+       "turns": [{"tool_output": "wrote 13 characters to /tmp/hello.txt", "drop": ["tool_choice"]}]}
+
 A ``requests`` scenario sends its raw requests as written: ``json`` for a JSON body, ``data`` for
 a body sent byte for byte (malformed requests), neither for a GET.
 """
@@ -61,16 +69,41 @@ class CatalogueScenario:
     name: str
     responses: dict | None = None
     requests: tuple[PlannedRequest, ...] = ()
+    turns: tuple[dict, ...] = ()  # a conversation: how each later turn follows from the one before
 
     def planned(self) -> list[PlannedRequest]:
+        """The requests of the first turn (all of them, for a ``requests`` scenario)."""
         if self.responses is None:
             return list(self.requests)
-        planned = []
-        for stream in (False, True):
-            body = {**self.responses, "stream": stream}
-            planned.append(PlannedRequest("POST", RESPONSES_PATH, json=body))
-            planned.append(PlannedRequest("POST", CHAT_PATH, json=chat_twin(body)))
-        return planned
+        return responses_requests(self.responses)
+
+    def next_turn(self, number: int, body: dict, reply: dict) -> dict:
+        """Turn ``number + 1``'s Responses body, from turn ``number``'s body and its non-streamed reply.
+
+        As an agent loop does it: the reply's output items go back in the input as they came, then
+        a function_call_output with the catalogue's ``tool_output`` for each function_call."""
+        turn = self.turns[number - 1]
+        output = [item for item in reply.get("output") or [] if isinstance(item, dict)]
+        calls = [item for item in output if item.get("type") == "function_call"]
+        if not calls:
+            raise CatalogueError(f"scenario {self.name!r}: turn {number} answered without a function call, "
+                                 f"so there is nothing for turn {number + 1} to answer")
+        given = body["input"]
+        history = [{"content": given, "role": "user"}] if isinstance(given, str) else list(given)
+        outputs = [{"call_id": call["call_id"], "output": turn["tool_output"], "type": "function_call_output"}
+                   for call in calls]
+        following = {key: value for key, value in body.items() if key not in (*turn.get("drop", ()), "stream")}
+        return {**following, **turn.get("set", {}), "input": [*history, *output, *outputs]}
+
+
+def responses_requests(body: dict) -> list[PlannedRequest]:
+    """A Responses request, then its chat twin, each with ``"stream": false`` and then ``true``."""
+    planned = []
+    for stream in (False, True):
+        sent = {**body, "stream": stream}
+        planned.append(PlannedRequest("POST", RESPONSES_PATH, json=sent))
+        planned.append(PlannedRequest("POST", CHAT_PATH, json=chat_twin(sent)))
+    return planned
 
 
 def _chat_content(content):
@@ -148,6 +181,19 @@ def _raw_request(scenario: str, raw) -> PlannedRequest:
     return PlannedRequest(method, raw["path"], raw.get("json"), raw.get("data"), dict(raw.get("headers", {})))
 
 
+def _turns(source: str, name: str, turns, responses) -> tuple[dict, ...]:
+    if turns is None:
+        return ()
+    if responses is None or not isinstance(turns, list):
+        raise CatalogueError(f"{source}: scenario {name!r}: \"turns\" is a list, and only beside \"responses\"")
+    for turn in turns:
+        if (not isinstance(turn, dict) or not isinstance(turn.get("tool_output"), str)
+                or not isinstance(turn.get("drop", []), list) or not isinstance(turn.get("set", {}), dict)):
+            raise CatalogueError(f"{source}: scenario {name!r}: each turn needs a \"tool_output\" string "
+                                 f"(and may have a \"drop\" list and a \"set\" object)")
+    return tuple(turns)
+
+
 def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
         raise CatalogueError(f"{source}: expected a JSON object with a \"scenarios\" list")
@@ -167,7 +213,7 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
         if requests is not None and not isinstance(requests, list):
             raise CatalogueError(f"{source}: scenario {name!r}: \"requests\" must be a list")
         planned = tuple(_raw_request(name, raw) for raw in requests or [])
-        scenarios.append(CatalogueScenario(name, responses, planned))
+        scenarios.append(CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses)))
     return scenarios
 
 

@@ -309,6 +309,7 @@ def scenario_row(scenario: Scenario) -> dict:
         "responses_status": _responses_status(scenario),
         "fixed_status": fixed_status,
         "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
+        "turns": scenario.turns,
         "source": str(scenario.source),
     }
 
@@ -318,16 +319,20 @@ def scenario_row(scenario: Scenario) -> dict:
 @recordings_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
 def scenarios(cassette_dirs, recordings, as_json) -> None:
-    """List the scenarios: endpoints, limit, recorded Responses status and the chat twin's finish_reason."""
+    """List the scenarios: turns, limit, recorded Responses status, the chat twin's finish_reason, endpoints.
+
+    A scenario with more than one turn is a conversation: each request is answered with the turn
+    its own input asks for (1 + the model replies it already carries)."""
     rows = [scenario_row(s) for s in _load(cassette_dirs, recordings).values()]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))
         return
-    header = ("scenario", "limit", "responses", "fixed", "twin", "endpoints")
+    header = ("scenario", "turns", "limit", "responses", "fixed", "twin", "endpoints")
     cells = [
         (
             r["name"],
+            str(r["turns"]),
             "-" if r["limit"] is None else str(r["limit"]),
             r["responses_status"],
             r["fixed_status"],

@@ -105,7 +105,31 @@ def story(scenario: Scenario) -> dict:
         "bodies": bodies,
         "last_events": last_events,
         "advice": _advice(scenario, responses, decision.cut),
+        "turns": [_turn(scenario, number) for number in range(1, scenario.turns + 1)],
     }
+
+
+def _output_summary(body: dict) -> str:
+    parts = []
+    for item in body.get("output") or []:
+        if item.get("type") == "function_call":
+            parts.append(f"function_call {item.get('name')}({item.get('arguments')})")
+        else:
+            kind, value = _item_value(item)
+            parts.append(f"{item.get('type')} {json.dumps(value, ensure_ascii=False)}")
+    return "; ".join(parts) or "(no output)"
+
+
+def _turn(scenario: Scenario, number: int) -> dict:
+    """One turn of a conversation: what its request carries, and what was answered."""
+    responses = scenario.find("POST", RESPONSES_PATH, False, number)
+    if responses is None or not isinstance(responses.body_json, dict):
+        return {"turn": number, "carries": "-", "statuses": {}, "output": "(not recorded)"}
+    items = (responses.request_json or {}).get("input")
+    kinds = [item.get("type", "message") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    carries = ", ".join(f"{kinds.count(kind)} {kind}" for kind in dict.fromkeys(kinds)) or "a string input"
+    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in BEHAVIOURS}
+    return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
 
 
 FAMILIES = ("text", "tool", "poem")  # the order they teach best in: plain text first
@@ -175,8 +199,14 @@ def render(told: dict) -> list[str]:
         for behaviour, events in told["last_events"].items():
             for number, event in enumerate(events):
                 lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
-    lines += ["", *_wrap("client:  ", printable(told["advice"])), ""]
-    return lines
+    lines += ["", *_wrap("client:  ", printable(told["advice"]))]
+    if len(told["turns"]) > 1:
+        lines += ["", f"conversation, {len(told['turns'])} turns (each request gets the turn its input asks for)"]
+        for turn in told["turns"]:
+            statuses = ", ".join(f"{b} {status}" for b, status in turn["statuses"].items())
+            lines += _wrap(f"  turn {turn['turn']}: ", printable(f"input carries {turn['carries']}; {statuses}"))
+            lines += _wrap("          answers ", printable(turn["output"]))
+    return [*lines, ""]
 
 
 # --- the journal: what a client sent, for a person demoing -----------------------------------

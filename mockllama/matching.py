@@ -3,10 +3,17 @@
 Order, first that applies:
 1. a body that is not JSON is answered by a recording with the very same bytes, else a 400;
 2. explicit selection: the ``X-Mockllama-Scenario`` header, or a ``model`` that names a scenario;
-3. a JSON-aware match of the body, ignoring the fields llama-server ignores;
-4. a 400 for a field of the wrong type;
-5. the ``--fallback`` scenario;
-6. a 404 that names the nearest scenario and the fields that differ.
+3. the request in canonical form (what llama-server generates from, see ``canonical``) equals a
+   recorded one: an exact lookup (ignoring key order only against a recording that stored its
+   body as a mapping, and so lost the order it was sent in);
+4. a later turn of a conversation whose first turn it shares;
+5. a 400 for a field of the wrong type;
+6. the ``--fallback`` scenario;
+7. a 404 that lists the nearest scenarios and how each differs, in canonical terms.
+
+Within a scenario, the turn is read from the request's own input (the model replies it already
+carries), never from server state: parallel tests and retries stay independent, and a body
+always selects the same recording, so selections can be remembered.
 """
 
 from __future__ import annotations
@@ -15,54 +22,31 @@ import json
 from dataclasses import dataclass
 
 from .bounded_cache import ByteBoundedMemo
+from .canonical import canonical_key, canonical_request, first_turn_messages, turn_of, unordered_key
 from .cassettes import Interaction, Scenario
+from .differences import describe, nearest
 from .errors import RequestError
 from .validation import stream_type_error, type_error
 
 # Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
 REMEMBERED_BODY_BYTES = 64 * 1024
 
-# llama-server ignores these, so a client may send anything there.
-IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata"})
-
 
 @dataclass(frozen=True)
 class Selection:
     interaction: Interaction
-    how: str  # "header", "model", "match", "recorded-bytes", "fallback" or "route"
+    how: str  # "header", "model", "match", "conversation", "recorded-bytes", "fallback" or "route"
+    turn: int = 1  # the conversation turn answered (1 for a single-turn scenario)
 
 
-def _canonical(value):
-    """Numbers compare by value (0 == 0.0) and key order never matters."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {key: _canonical(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
-
-
-def normalise(body) -> object:
-    if not isinstance(body, dict):
-        return _canonical(body)
-    kept = {key: value for key, value in body.items() if key not in IGNORED_FIELDS}
-    kept["stream"] = body.get("stream") is True
-    return _canonical(kept)
-
-
-def match_key(body) -> str:
-    return json.dumps(normalise(body), sort_keys=True, ensure_ascii=False)
-
-
-def differing_fields(sent: dict, recorded: dict) -> list[str]:
-    sent, recorded = normalise(sent), normalise(recorded)
-    return sorted(key for key in sent.keys() | recorded.keys() if sent.get(key, ...) != recorded.get(key, ...))
-
-
-def _short(value) -> str:
-    text = "absent" if value is ... else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 48 else text[:45] + "..."
+def conversation_key(path: str, body) -> str | None:
+    """What every turn of one conversation shares: the request with its history cut back to the
+    messages before the first model reply. None for a request that carries no reply yet."""
+    canonical = canonical_request(path, body)
+    messages = canonical.get("messages") if isinstance(canonical, dict) else None
+    if not isinstance(messages, list) or turn_of(path, body) < 2:
+        return None
+    return json.dumps({**canonical, "messages": first_turn_messages(messages)}, ensure_ascii=False)
 
 
 def _key_bytes(args: tuple) -> int:
@@ -80,6 +64,8 @@ class Matcher:
         self._by_key: dict[tuple[str, str, str], Interaction] = {}
         self._by_bytes: dict[tuple[str, str, bytes], Interaction] = {}
         self._by_route: dict[tuple[str, str], list[Interaction]] = {}
+        self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
+        self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
         for scenario in scenarios.values():
             self._index(scenario, first_wins=True)
         # Clients repeat the same request bodies, and a body always selects the same recording:
@@ -90,16 +76,22 @@ class Matcher:
         for interaction in scenario.interactions:
             route = (interaction.method, interaction.path)
             self._by_route.setdefault(route, []).append(interaction)
-            keys = []
+            entries = []
             if interaction.request_raw is not None:
-                keys.append((self._by_bytes, (*route, interaction.request_raw)))
+                entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
             if interaction.request_json is not None:
-                keys.append((self._by_key, (*route, match_key(interaction.request_json))))
-            for index, key in keys:
+                body = interaction.request_json
+                entries.append((self._by_key, (*route, canonical_key(interaction.path, body)), interaction))
+                if interaction.request_raw is None:
+                    entries.append((self._orderless, (*route, unordered_key(interaction.path, body)), interaction))
+                later = conversation_key(interaction.path, body)
+                if later is not None:
+                    entries.append((self._conversations, (*route, later), interaction.scenario))
+            for index, key, value in entries:
                 if first_wins:
-                    index.setdefault(key, interaction)
+                    index.setdefault(key, value)
                 else:
-                    index[key] = interaction
+                    index[key] = value
 
     def add(self, scenario: Scenario) -> None:
         """Serve a new recording from now on, in place of any scenario of the same name; where
@@ -107,10 +99,12 @@ class Matcher:
         old = self.scenarios.get(scenario.name)
         if old is not None:
             gone = {id(interaction) for interaction in old.interactions}
-            for index in (self._by_key, self._by_bytes):
+            for index in (self._by_key, self._by_bytes, self._orderless):
                 for key in [k for k, i in index.items() if id(i) in gone]:
                     del index[key]
-            for route, interactions in self._by_route.items():
+            for key in [k for k, name in self._conversations.items() if name == old.name]:
+                del self._conversations[key]
+            for interactions in self._by_route.values():
                 interactions[:] = [i for i in interactions if id(i) not in gone]
         self.scenarios[scenario.name] = scenario
         self._index(scenario, first_wins=False)
@@ -137,16 +131,20 @@ class Matcher:
         explicit = self._explicit(method, path, body, scenario_name)
         if explicit is not None:
             return explicit
-        recorded = self._by_key.get((method, path, match_key(body)))
+        recorded = self._by_key.get((method, path, canonical_key(path, body)))
+        if recorded is None and self._orderless:
+            recorded = self._orderless.get((method, path, unordered_key(path, body)))
         if recorded is not None:
-            return Selection(recorded, "match")
+            return Selection(recorded, "match", recorded.turn)
+        later = conversation_key(path, body)
+        if later is not None and (method, path, later) in self._conversations:
+            return self._turn_of(self._conversations[(method, path, later)], method, path, body, "conversation")
         problem = type_error(path, body)
         if problem:
             raise RequestError(400, problem)
-        stream = body.get("stream") is True
         if self.fallback is not None:
-            return Selection(self._in_scenario(self.fallback, method, path, stream, "--fallback"), "fallback")
-        raise RequestError(404, self._no_match_message(method, path, body, stream))
+            return self._turn_of(self.fallback, method, path, body, "fallback")
+        raise RequestError(404, self._no_match_message(method, path, body))
 
     def _select_get(self, path: str, scenario_name: str | None) -> Selection:
         candidates = self._by_route.get(("GET", path), [])
@@ -158,31 +156,40 @@ class Matcher:
         return Selection(candidates[0], "route")
 
     def _explicit(self, method, path, body, scenario_name) -> Selection | None:
-        stream = isinstance(body, dict) and body.get("stream") is True
         if scenario_name is not None:
             if scenario_name not in self.scenarios:
                 known = ", ".join(sorted(self.scenarios))
                 raise RequestError(
                     404, f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario). Known: {known}."
                 )
-            return Selection(self._in_scenario(scenario_name, method, path, stream, "X-Mockllama-Scenario"), "header")
+            return self._turn_of(scenario_name, method, path, body, "header")
         model = body.get("model") if isinstance(body, dict) else None
         if isinstance(model, str) and model in self.scenarios:
-            return Selection(self._in_scenario(model, method, path, stream, "model"), "model")
+            return self._turn_of(model, method, path, body, "model")
         return None
 
-    def _in_scenario(self, name: str, method: str, path: str, stream: bool, chosen_by: str) -> Interaction:
-        interaction = self.scenarios[name].find(method, path, stream)
+    def _turn_of(self, name: str, method: str, path: str, body, how: str) -> Selection:
+        """The recorded turn of scenario ``name`` that this request's own input asks for."""
+        chosen_by = {"header": "X-Mockllama-Scenario", "model": "model", "fallback": "--fallback",
+                     "conversation": "its first turn"}[how]
+        scenario = self.scenarios[name]
+        stream = isinstance(body, dict) and body.get("stream") is True
+        turn = turn_of(path, body)
+        if turn > scenario.turns:
+            raise RequestError(404, past_the_last_turn(scenario, turn, chosen_by))
+        interaction = scenario.find(method, path, stream, turn)
         if interaction is None:
-            recorded = "; ".join(sorted({i.describe() for i in self.scenarios[name].interactions}))
+            recorded = "; ".join(sorted({_recorded(i, scenario) for i in scenario.interactions}))
+            at_turn = f" at turn {turn}" if scenario.turns > 1 else ""
             raise RequestError(
                 404,
                 f"mockllama: scenario {name!r} (chosen by {chosen_by}) has no recorded "
-                f"{method} {path} with stream={str(stream).lower()}. It records: {recorded}.",
+                f"{method} {path} with stream={str(stream).lower()}{at_turn}. It records: {recorded}.",
             )
-        return interaction
+        return Selection(interaction, how, turn)
 
-    def _no_match_message(self, method: str, path: str, body: dict, stream: bool) -> str:
+    def _no_match_message(self, method: str, path: str, body: dict) -> str:
+        stream = body.get("stream") is True
         candidates = [
             i
             for i in self._by_route.get((method, path), [])
@@ -198,14 +205,35 @@ class Matcher:
                 f"mockllama: no recording matches {method} {path} (stream={str(stream).lower()}); "
                 f"no scenario records that endpoint with that stream flag. {how_to}"
             )
-        nearest = min(candidates, key=lambda i: len(differing_fields(body, i.request_json)))
-        sent, recorded = normalise(body), normalise(nearest.request_json)
-        differences = ", ".join(
-            f"{key} (sent {_short(sent.get(key, ...))}, recorded {_short(recorded.get(key, ...))})"
-            for key in differing_fields(body, nearest.request_json)
-        )
+        closest = nearest(path, body, candidates)
+        count = len(closest[0][1])
+        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
+        differ = f"{count} difference{'s' if count != 1 else ''}"
+        label = (f"Nearest scenario ({differ})" if len(closest) == 1
+                 else f"Nearest scenarios ({len(closest)}, equally near, {differ} each)")
         return (
-            f"mockllama: no recording matches this {method} {path} request "
-            f"(stream={str(stream).lower()}; model, stream_options, user and metadata are ignored). "
-            f"Nearest scenario: {nearest.scenario!r}, which differs in: {differences}. {how_to}"
+            f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
+            f"compared as llama-server sees it (see 'Which requests match' in the README). "
+            f"{label}: {listed}. {how_to}"
         )
+
+
+def _turn_label(interaction: Interaction) -> str:
+    return f" (turn {interaction.turn})" if interaction.turn > 1 else ""
+
+
+def _recorded(interaction: Interaction, scenario: Scenario) -> str:
+    turn = f" turn {interaction.turn}" if scenario.turns > 1 else ""
+    return interaction.describe() + turn
+
+
+def past_the_last_turn(scenario: Scenario, turn: int, chosen_by: str) -> str:
+    replies = turn - 1
+    return (
+        f"mockllama: scenario {scenario.name!r} (chosen by {chosen_by}) records {scenario.turns} "
+        f"turn{'s' if scenario.turns != 1 else ''}, but this request carries {replies} model "
+        f"repl{'ies' if replies != 1 else 'y'} (function calls or assistant messages), so it asks for turn "
+        f"{turn}. mockllama never replays an earlier turn for a later one. Stop the conversation after "
+        f"turn {scenario.turns}, or record a longer conversation (a catalogue entry with \"turns\")."
+    )
+

@@ -24,7 +24,7 @@ from vcr.serializers import yamlserializer
 
 from . import __version__
 from .cassettes import CHAT_PATH, RESPONSES_PATH
-from .catalogue import CatalogueScenario, PlannedRequest
+from .catalogue import CatalogueError, CatalogueScenario, PlannedRequest, responses_requests
 from .scrub import is_secret_header, scrub_command, scrub_text, split_credentials
 
 PROVENANCE_FILE = "provenance.json"
@@ -183,6 +183,24 @@ async def _send(session: aiohttp.ClientSession, url: str, planned: PlannedReques
         return response.status, await response.read()
 
 
+async def _send_turns(session: aiohttp.ClientSession, url: str, entry: CatalogueScenario) -> list[list]:
+    """Every turn's requests, in order: each later turn is built from the reply to the one before."""
+    turns, planned, body = [], entry.planned(), entry.responses
+    for number in range(1, len(entry.turns) + 2):
+        turns.append([(request, *await _send(session, url, request)) for request in planned])
+        if number <= len(entry.turns):
+            status, reply = turns[-1][0][1], turns[-1][0][2]  # the non-streamed Responses reply
+            if status != 200:
+                raise RecordError(f"scenario {entry.name!r}: turn {number} answered HTTP {status}, "
+                                  f"so turn {number + 1} cannot follow it")
+            try:
+                body = entry.next_turn(number, body, json.loads(reply))
+            except CatalogueError as err:
+                raise RecordError(str(err)) from None
+            planned = responses_requests(body)
+    return turns
+
+
 def _finish_reason(body: bytes) -> str | None:
     try:
         return json.loads(body)["choices"][0]["finish_reason"]
@@ -197,12 +215,17 @@ def _status(body: bytes) -> str | None:
         return None
 
 
-def _summarise(entry: CatalogueScenario, replies: list[tuple[PlannedRequest, int, bytes]]) -> str:
-    if entry.responses is not None:
+def _summarise(entry: CatalogueScenario, turns: list[list[tuple[PlannedRequest, int, bytes]]]) -> str:
+    if entry.responses is None:
+        return " ".join(f"{planned.path}:{status}" for planned, status, _ in turns[0])
+    summaries = []
+    for replies in turns:
         responses = next(body for planned, _, body in replies if planned.path == RESPONSES_PATH)
         chat = next(body for planned, _, body in replies if planned.path == CHAT_PATH)
-        return f"responses={_status(responses)} twin={_finish_reason(chat)}"
-    return " ".join(f"{planned.path}:{status}" for planned, status, _ in replies)
+        summaries.append(f"responses={_status(responses)} twin={_finish_reason(chat)}")
+    if len(summaries) == 1:
+        return summaries[0]
+    return " ".join(f"turn{number}:{summary}" for number, summary in enumerate(summaries, start=1))
 
 
 def _vcr() -> vcr.VCR:
@@ -225,7 +248,7 @@ async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, tim
     try:
         with _vcr().use_cassette(str(partial), record_on_exception=False):
             async with _session(timeout, headers, max_reply_bytes, auth) as session:
-                replies = [(planned, *await _send(session, url, planned)) for planned in entry.planned()]
+                replies = await _send_turns(session, url, entry)
         os.replace(partial, final)
     except ReplyTooLarge as err:
         return Outcome(entry.name, f"FAILED: {err}", failed=True)

@@ -34,7 +34,8 @@ from vcr.serializers import yamlserializer
 from .cassettes import CASSETTE_SUFFIXES, CHAT_PATH, RESPONSES_PATH, Interaction, Scenario, load_cassette
 from .catalogue import PlannedRequest, chat_twin
 from .errors import RequestError
-from .matching import Matcher, match_key
+from .canonical import canonical_key
+from .matching import Matcher
 from .record import Outcome, RecordError, ServerInfo, probe, save_cassette, write_provenance
 from .record_mode import RecordMode
 from .upstream import UPSTREAM_ERRORS, Upstream, forwarded_headers, open_session, unreachable
@@ -81,7 +82,7 @@ class Sent:
     def key(self) -> tuple:
         """Requests that the matcher takes for the same one share a flight."""
         body = self.body
-        same = match_key(body) if body is not None else self.raw
+        same = canonical_key(self.path, body) if body is not None else self.raw
         return self.method, self.path, self.scenario_header, same
 
 
@@ -167,7 +168,7 @@ def slug_name(sent: Sent) -> str:
     if isinstance(body, dict):
         limit = next((body[k] for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
                       if isinstance(body.get(k), int)), None)
-    same = match_key({**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
+    same = canonical_key(sent.path, {**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
     digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode()).hexdigest()[:6]
     return "-".join([words, *([str(limit)] if limit is not None else []), digest])
 

@@ -39,6 +39,7 @@ GET_ROUTES = ("/health", "/v1/models", "/props")
 
 BEHAVIOUR_HEADER = "X-Mockllama-Behaviour"
 SCENARIO_HEADER = "X-Mockllama-Scenario"
+TURN_HEADER = "X-Mockllama-Turn"  # which turn of the scenario answered (1 unless a conversation)
 # The server computes these itself; replaying recorded values would corrupt the framing.
 HOP_BY_HOP = frozenset(
     {"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
@@ -201,11 +202,12 @@ async def _read_body(request: web.Request, limit: int) -> bytes:
 
 @lru_cache(maxsize=4096)
 def _reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
-                   selected_by: str) -> CIMultiDictProxy:
+                   selected_by: str, turn: int) -> CIMultiDictProxy:
     """Built once per recorded header set and selection; the profile showed it on every request."""
     headers = CIMultiDict((name, value) for name, value in recorded if name.lower() not in HOP_BY_HOP)
     headers.update(_mockllama_headers(behaviour, scenario))
     headers["X-Mockllama-Selected-By"] = selected_by
+    headers[TURN_HEADER] = str(turn)
     if decided_by:
         headers["X-Mockllama-Decided-By"] = decided_by
     return CIMultiDictProxy(headers)
@@ -264,11 +266,12 @@ async def replay(request: web.Request) -> web.StreamResponse:
 async def send_selection(request: web.Request, behaviour: str, selection: Selection, raw: bytes) -> web.StreamResponse:
     """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> the writer."""
     settings = request.app[SETTINGS]
-    trace_of(request).turn = getattr(selection, "turn", None)  # once a scenario can be a conversation
+    trace_of(request).turn = selection.turn
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
-    headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how)
+    headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
+                             selection.turn)
     fault = request.app[FAULT_PLAN].choose(request.headers.get(FAULT_HEADER), interaction.scenario)
     if fault is not None:
         return await write_with_fault(request, reply, headers, fault, request.app[FAULT_PLAN])

@@ -130,10 +130,11 @@ def test_scenarios_lists_each_with_status_and_twin(tmp_path):
     result = subprocess.run([*MOCKLLAMA, "scenarios"], capture_output=True, text=True, cwd=tmp_path, check=True)
     lines = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
     assert len(lines) == 19
-    assert lines["text-cut-8"][:5] == ["text-cut-8", "8", "completed", "incomplete", "length"]
-    assert lines["text-exact-limit"][:5] == ["text-exact-limit", "8", "completed", "completed", "stop"]
-    assert lines["tool-finishes"][4] == "tool_calls"
+    assert lines["text-cut-8"][:6] == ["text-cut-8", "1", "8", "completed", "incomplete", "length"]
+    assert lines["text-exact-limit"][:6] == ["text-exact-limit", "1", "8", "completed", "completed", "stop"]
+    assert lines["tool-finishes"][5] == "tool_calls"
     assert "/v1/chat/completions" in lines["tool-cut-20"]
+    assert lines["tool-cut-20"][1] == "1"  # one turn
 
 
 def test_scenarios_json(tmp_path):

@@ -39,7 +39,7 @@ def test_sdk_requests_are_journalled_in_order_with_what_was_sent(fresh):
     assert (first["scenario"], first["selected_by"], first["status"]) == ("text-cut-8", "match", 200)
     assert first["body"]["max_output_tokens"] == 8 and first["body"]["input"].startswith("Count from 1")
     assert first["stream"] is False and first["finished"] is True and first["bytes_sent"] > 100
-    assert first["turn"] is None and first["fault"] is None and first["error"] is None
+    assert first["turn"] == 1 and first["fault"] is None and first["error"] is None
     assert (second["scenario"], second["selected_by"], second["stream"]) == ("tool-cut-20", "model", True)
     assert second["finished"] is True and events[-1].type == "response.incomplete"
     assert second["bytes_sent"] == sum(len(e.raw) for e in _recorded_stream(fresh, "tool-cut-20", "fixed"))

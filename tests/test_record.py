@@ -23,6 +23,7 @@ from mockllama.catalogue import (
     chat_twin,
     load_catalogue,
     parse_catalogue,
+    responses_requests,
 )
 from mockllama.server import HOP_BY_HOP, create_app
 
@@ -59,8 +60,11 @@ def test_default_catalogue_reproduces_the_bundled_requests_exactly(scenarios):
     entries = load_catalogue() + [entry for path in ERROR_CATALOGUES for entry in load_catalogue(path)]
     assert sorted(entry.name for entry in entries) == sorted(scenarios)
     for entry in entries:
-        planned = entry.planned()
         recorded = scenarios[entry.name].interactions
+        planned, body = entry.planned(), entry.responses
+        for number in range(1, len(entry.turns) + 1):  # a conversation: each turn from the reply before
+            body = entry.next_turn(number, body, recorded[len(planned) - 4].body_json)
+            planned += responses_requests(body)
         assert [(p.method, p.path) for p in planned] == [(i.method, i.path) for i in recorded], entry.name
         for p, i in zip(planned, recorded):
             assert _same_body(i, _planned_bytes(p)), (entry.name, p.describe())
@@ -112,6 +116,8 @@ def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
         ({"scenarios": [{"name": "../escape", "responses": {}}]}, "plain \"name\""),
         ({"scenarios": [{"name": "a", "requests": [{"method": "POST"}]}]}, "needs at least a \"path\""),
         ([1, 2], "\"scenarios\" list"),
+        ({"scenarios": [{"name": "a", "requests": [], "turns": []}]}, "only beside \"responses\""),
+        ({"scenarios": [{"name": "a", "responses": {}, "turns": [{"drop": ["x"]}]}]}, "needs a \"tool_output\""),
     ],
 )
 def test_bad_catalogues_are_refused_with_a_reason(catalogue, words):
