@@ -17,6 +17,7 @@ from recordings import SCENARIOS as STOCK
 from responses_view import responses_view
 
 from mockllama.cassettes import RESPONSES_PATH, load_scenarios, patched_cassette_dir
+from mockllama.catalogue import load_catalogue
 from mockllama.replay import reply_for
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
@@ -41,7 +42,10 @@ def test_the_patched_set_names_the_patch_and_the_server_it_came_from():
     assert PROVENANCE["server_patch"] == {"file": PATCH.name, "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
     assert "llama-server-b11434-patched-" in PROVENANCE["server_command"]
     assert PROVENANCE["catalogue"] == "default"
-    assert set(PATCHED) == set(STOCK)  # the same catalogue: the same scenarios, each under its own name
+    # Recorded from the default catalogue, as the stock set's main directory was: the same scenarios
+    # (the stock set also holds the server-error recordings, which come from another catalogue).
+    assert set(PATCHED) == {entry.name for entry in load_catalogue()}
+    assert set(PATCHED) <= set(STOCK)
 
 
 def test_every_responses_scenario_is_compared_streamed_and_not():
