@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from browserkit import chromium, headless
 from httpkit import call
 
 import mockllama
@@ -79,27 +77,9 @@ def test_page_needs_no_network():
         assert "//cdn" not in text and "@import" not in text, path.name
 
 
-def _chromium() -> str:
-    if os.environ.get("MOCKLLAMA_BROWSER") == "0":
-        pytest.skip("MOCKLLAMA_BROWSER=0: the headless-browser test is switched off")
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        pytest.fail("headless Chromium is needed: apt-get install chromium (or set MOCKLLAMA_BROWSER=0)")
-    return found
-
-
-def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args],
-        capture_output=True, text=True, timeout=120,
-    )
-
-
 def test_page_renders_in_headless_chromium(server, tmp_path):
-    chromium = _chromium()
-    dom = _headless(chromium, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
+    browser = chromium()
+    dom = headless(browser, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
     assert 'data-rendered="19"' in dom, dom[-2000:]
     listed = re.findall(r'<li><a href="#scenario-([a-z0-9-]+)">', dom)
     assert len(listed) == 19 and listed[0] == "text-cut-8"
@@ -110,7 +90,7 @@ def test_page_renders_in_headless_chromium(server, tmp_path):
                      re.S)
     assert "mockllama check " + server.url + "/buggy" in dom
     screenshot = tmp_path / "teaching-page.png"
-    result = _headless(chromium, tmp_path / "profile-shot", "--window-size=1400,1800",
+    result = headless(browser, tmp_path / "profile-shot", "--window-size=1400,1800",
                        f"--screenshot={screenshot}", server.url + "/")
     assert screenshot.is_file() and screenshot.stat().st_size > 20_000, result.stderr[-2000:]
 
@@ -153,10 +133,10 @@ def test_explain_journal_says_when_nothing_answers():
 
 
 def test_page_shows_the_journal(start_server, tmp_path):
-    chromium = _chromium()
+    browser = chromium()
     server = start_server()
     _ask_for_the_demo(server.url)
-    dom = _headless(chromium, tmp_path / "profile-journal", "--dump-dom", server.url + "/").stdout
+    dom = headless(browser, tmp_path / "profile-journal", "--dump-dom", server.url + "/").stdout
     rows = re.findall(r'<tr class="(error)?" data-id="(\d+)">(.*?)</tr>', dom, re.S)
     assert [row[1] for row in rows] == ["2", "1"]  # newest first
     assert rows[0][0] == "error" and "nothing-matches" in rows[0][2] and "404" in rows[0][2]
