@@ -22,6 +22,11 @@ with those in ``"set"``, as an agent loop sends it::
 
 A ``requests`` scenario sends its raw requests as written: ``json`` for a JSON body, ``data`` for
 a body sent byte for byte (malformed requests), neither for a GET.
+
+A catalogue made for a server set up in a particular way names that set-up in a top-level
+``"setup"`` object: its ``name``, the ``chat_template_file`` and its ``chat_template_sha256``, and
+a ``note`` on what the recordings are. The recorder refuses a server whose chat template has
+another hash, and copies the set-up into ``provenance.json``.
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ from pathlib import Path
 from .cassettes import CHAT_PATH, RESPONSES_PATH
 
 DEFAULT_CATALOGUE = Path(__file__).resolve().parent / "catalogue.json"
+# The catalogues shipped with mockllama, by the name `mockllama record --catalogue` accepts.
+BUNDLED_CATALOGUES = {
+    "default": DEFAULT_CATALOGUE,
+}
+SETUP_FIELDS = ("name", "chat_template_file", "chat_template_sha256", "note")
 
 
 class CatalogueError(Exception):
@@ -217,12 +227,41 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
     return scenarios
 
 
-def load_catalogue(path: Path | None = None) -> list[CatalogueScenario]:
-    path = Path(path) if path else DEFAULT_CATALOGUE
+def parse_setup(data, source: str = "catalogue") -> dict | None:
+    """The catalogue's ``"setup"`` object (None when it has none), each field a string."""
+    setup = data.get("setup") if isinstance(data, dict) else None
+    if setup is None:
+        return None
+    if not isinstance(setup, dict) or not all(isinstance(setup.get(key), str) for key in SETUP_FIELDS):
+        raise CatalogueError(f"{source}: \"setup\" must be an object with the strings {', '.join(SETUP_FIELDS)}")
+    return {key: setup[key] for key in SETUP_FIELDS}
+
+
+def catalogue_path(path: Path | str | None) -> Path:
+    """A catalogue file, or the name of a bundled one (``default``)."""
+    if path is None:
+        return DEFAULT_CATALOGUE
+    if str(path) in BUNDLED_CATALOGUES and not Path(path).exists():
+        return BUNDLED_CATALOGUES[str(path)]
+    return Path(path)
+
+
+def _read(path: Path | str | None) -> tuple[Path, object]:
+    path = catalogue_path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return path, json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise CatalogueError(f"cannot read catalogue {path}: {err.strerror or err}") from None
     except ValueError as err:
         raise CatalogueError(f"catalogue {path} is not valid JSON: {err}") from None
+
+
+def load_catalogue(path: Path | str | None = None) -> list[CatalogueScenario]:
+    path, data = _read(path)
     return parse_catalogue(data, str(path))
+
+
+def load_setup(path: Path | str | None = None) -> dict | None:
+    """The set-up a catalogue was made for, or None for any llama-server (the default catalogue)."""
+    path, data = _read(path)
+    return parse_setup(data, str(path))

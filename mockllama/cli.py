@@ -374,8 +374,9 @@ each streamed and not, or a list of raw requests:
               help="Base URL of the live llama-server, e.g. http://127.0.0.1:8080 (no /v1).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the cassettes (NAME.yaml) and provenance.json; created if missing.")
-@click.option("--catalogue", "catalogue_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Scenario catalogue (JSON). Default: the one that reproduces the bundled scenarios.")
+@click.option("--catalogue", "catalogue_path", metavar="FILE|default",
+              help="Scenario catalogue (JSON), or a bundled one by name: default (the bundled scenarios). A "
+                   "catalogue with a \"setup\" is only recorded from a server running that set-up's chat template.")
 @click.option("--scenario", "only", multiple=True, metavar="NAME", help="Record only this scenario; repeatable.")
 @click.option("--server-command", help="The llama-server command line, kept in provenance.json.")
 @click.option("--server-patch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -399,13 +400,13 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
     """
     import aiohttp
 
-    from .catalogue import CatalogueError, load_catalogue
+    from .catalogue import CatalogueError, load_catalogue, load_setup
     from .check import url_problem
-    from .record import RecordError, probe, record_scenario, write_provenance
+    from .record import RecordError, probe, record_scenario, require_setup, write_provenance
     from .scrub import split_credentials
 
     try:
-        entries = load_catalogue(catalogue_path)
+        entries, setup = load_catalogue(catalogue_path), load_setup(catalogue_path)
     except CatalogueError as err:
         click.echo(f"mockllama record: {err}", err=True)
         sys.exit(2)
@@ -429,6 +430,7 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
 
     async def run():
         info = await probe(url, timeout, headers, max_reply_bytes, auth)
+        require_setup(info, setup)
         click.echo(f"recording {len(entries)} scenarios from {url} "
                    f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}")
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -440,7 +442,7 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
         for outcome in outcomes:
             click.echo(f"  {outcome.scenario:32} {outcome.summary}")
         path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command,
-                                server_patch)
+                                server_patch, setup)
         failed = [outcome.scenario for outcome in outcomes if outcome.failed]
         click.echo(f"wrote {len(outcomes) - len(failed)} cassettes and {path}")
         return failed

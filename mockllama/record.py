@@ -46,6 +46,22 @@ class ServerInfo:
         data = self.models.get("data") or []
         return data[0].get("id") if data else self.props.get("model_alias")
 
+    @property
+    def chat_template_sha256(self) -> str:
+        return hashlib.sha256((self.props.get("chat_template") or "").encode("utf-8")).hexdigest()
+
+
+def require_setup(info: ServerInfo, setup: dict | None) -> None:
+    """A catalogue made for one chat template is recorded from a server that runs that template."""
+    if setup is None or info.chat_template_sha256 == setup["chat_template_sha256"]:
+        return
+    raise RecordError(
+        f"this catalogue is for the set-up {setup['name']!r}, whose chat template {setup['chat_template_file']} "
+        f"has sha256 {setup['chat_template_sha256']}, but the server's chat template has sha256 "
+        f"{info.chat_template_sha256}. Start the server with that template, e.g. "
+        f"scripts/llama-server.sh run --setup {setup['name']} PORT"
+    )
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -272,13 +288,12 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str | None,
                      server_command: str | None, server_patch: Path | None = None,
-                     recorded_by: str = "mockllama record") -> Path:
+                     recorded_by: str = "mockllama record", setup: dict | None = None) -> Path:
     path = out_dir / PROVENANCE_FILE
     scenarios = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
         scenarios = dict(json.loads(path.read_text()).get("scenarios", {}))  # keep earlier partial runs
     scenarios.update({outcome.scenario: outcome.summary for outcome in outcomes if not outcome.failed})
-    template = info.props.get("chat_template") or ""
     provenance = {
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "recorded_by": f"mockllama {__version__} ({recorded_by})",
@@ -287,7 +302,7 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
         "build_info": info.props.get("build_info"),
         "model": info.model,
         "model_path": info.props.get("model_path"),
-        "chat_template_sha256": hashlib.sha256(template.encode("utf-8")).hexdigest(),
+        "chat_template_sha256": info.chat_template_sha256,
         "n_ctx": (info.props.get("default_generation_settings") or {}).get("n_ctx"),
         "total_slots": info.props.get("total_slots"),
         "catalogue": catalogue,
@@ -296,5 +311,7 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
     if server_patch is not None:  # a patched build: name the patch, and pin it by its sha256
         provenance["server_patch"] = {"file": server_patch.name,
                                       "sha256": hashlib.sha256(server_patch.read_bytes()).hexdigest()}
+    if setup is not None:  # checked against the server's template by require_setup
+        provenance.update(setup=setup["name"], chat_template_file=setup["chat_template_file"], note=setup["note"])
     _write_atomically(path, json.dumps(provenance, indent=2) + "\n")
     return path

