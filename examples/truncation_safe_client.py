@@ -21,6 +21,10 @@ Known limits, both shown by real recordings (mockllama scenarios):
   "Hello, world!"}`` before the model closed the call), so rule 3 alone is not proof of a
   finished call; rule 2 is what catches it.
 
+When a reply was cut off, :func:`ask_until_complete` asks again with twice the limit, until the
+reply is complete (or a ceiling is reached). Against llama-server's ``buggy`` replies only rule 2
+can start that retry: the status always says ``completed``.
+
 Run it against mockllama:  python examples/truncation_safe_client.py http://127.0.0.1:18090/buggy/v1
 """
 
@@ -32,6 +36,9 @@ from dataclasses import dataclass
 
 import openai
 
+# A prompt mockllama has recorded at 8, 16 and 32 tokens (ladder-cut-8, ladder-cut-16, ladder-finishes).
+LADDER_PROMPT = "Write one sentence about the sea."
+
 
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 
@@ -41,6 +48,7 @@ class Answer:
     response: object  # openai.types.responses.Response; None when no whole reply arrived
     cut_off: bool  # True: do not use this as a whole answer
     reason: str  # which rule decided, or what went wrong, in words
+    max_output_tokens: int | None = None  # the limit asked for
 
 
 def status_says_incomplete(response) -> bool:
@@ -65,23 +73,26 @@ def unparsable_function_call(response) -> bool:
 def judge(response, max_output_tokens: int | None) -> Answer:
     """Was this reply cut off? The first rule that fires decides."""
     if status_says_incomplete(response):
-        return Answer(response, True, "status is 'incomplete'")
+        return Answer(response, True, "status is 'incomplete'", max_output_tokens)
     if usage_reached_limit(response, max_output_tokens):
-        return Answer(response, True, f"usage.output_tokens reached max_output_tokens={max_output_tokens}")
+        return Answer(response, True, f"usage.output_tokens reached max_output_tokens={max_output_tokens}",
+                      max_output_tokens)
     if unparsable_function_call(response):
-        return Answer(response, True, "a function_call's arguments do not parse as JSON")
-    return Answer(response, False, f"status is {response.status!r} and no rule fired")
+        return Answer(response, True, "a function_call's arguments do not parse as JSON", max_output_tokens)
+    return Answer(response, False, f"status is {response.status!r} and no rule fired", max_output_tokens)
 
 
-def failed(err: Exception) -> Answer:
+def failed(err: Exception, max_output_tokens: int | None = None) -> Answer:
     """No whole reply arrived: say what happened instead."""
     if isinstance(err, openai.APITimeoutError):
-        return Answer(None, True, "the server stalled past the client's timeout")
-    if isinstance(err, openai.APIConnectionError):
-        return Answer(None, True, "the connection dropped before the reply was whole")
-    if isinstance(err, openai.APIStatusError):
-        return Answer(None, True, f"the server answered HTTP {err.status_code}: {err.message}")
-    return Answer(None, True, f"the reply is not valid JSON ({err})")
+        reason = "the server stalled past the client's timeout"
+    elif isinstance(err, openai.APIConnectionError):
+        reason = "the connection dropped before the reply was whole"
+    elif isinstance(err, openai.APIStatusError):
+        reason = f"the server answered HTTP {err.status_code}: {err.message}"
+    else:
+        reason = f"the reply is not valid JSON ({err})"
+    return Answer(None, True, reason, max_output_tokens)
 
 
 def ask(client: openai.OpenAI, **request) -> Answer:
@@ -89,7 +100,7 @@ def ask(client: openai.OpenAI, **request) -> Answer:
     try:
         response = client.responses.create(**request)
     except (openai.APIError, ValueError) as err:  # ValueError: the body was cut mid-JSON
-        return failed(err)
+        return failed(err, request.get("max_output_tokens"))
     return judge(response, request.get("max_output_tokens"))
 
 
@@ -100,13 +111,36 @@ def ask_streaming(client: openai.OpenAI, **request) -> Answer:
         for event in client.responses.create(**{**request, "stream": True}):
             last = event
     except (openai.APIError, ValueError) as err:
-        return failed(err)
+        return failed(err, request.get("max_output_tokens"))
     if last is None or last.type not in TERMINAL_EVENTS:
         seen = last.type if last is not None else "no event"
         return Answer(None, True, f"the stream ended without a terminal event (last: {seen})")
     if last.type == "response.failed":
         return Answer(last.response, True, "the server reported the response as failed")
     return judge(last.response, request.get("max_output_tokens"))
+
+
+def limits_doubling(first: int, ceiling: int):
+    """first, 2 x first, 4 x first, ... up to ceiling (which is always the last one tried)."""
+    limit = first
+    while limit < ceiling:
+        yield limit
+        limit *= 2
+    yield ceiling
+
+
+def ask_until_complete(client: openai.OpenAI, limits, **request) -> list[Answer]:
+    """Ask at each limit in turn until a reply is not cut off; every attempt, in order.
+
+    ``limits`` is any sequence of increasing limits, e.g. ``limits_doubling(8, 1024)``. The last
+    answer is the complete one, unless the last limit was reached first (check its ``cut_off``).
+    """
+    attempts = []
+    for limit in limits:
+        attempts.append(ask(client, **request, max_output_tokens=limit))
+        if not attempts[-1].cut_off:
+            break
+    return attempts
 
 
 def main(base_url: str) -> None:
@@ -118,6 +152,11 @@ def main(base_url: str) -> None:
         return
     print(f"status={answer.response.status!r} cut_off={answer.cut_off} ({answer.reason})")
     print(repr(answer.response.output_text))
+    attempts = ask_until_complete(client, limits_doubling(8, 1024), model="x", input=LADDER_PROMPT, temperature=0)
+    for attempt in attempts:
+        print(f"max_output_tokens={attempt.max_output_tokens}: status={attempt.response.status!r} cut_off={attempt.cut_off} "
+              f"({attempt.reason})")
+    print(repr(attempts[-1].response.output_text))
 
 
 if __name__ == "__main__":

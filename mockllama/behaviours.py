@@ -76,6 +76,10 @@ def corrects(interaction: Interaction) -> bool:
 def fix_response_object(response: dict, cut: bool) -> dict:
     """A Responses object with the status that matches how generation really ended."""
     fixed = copy.deepcopy(response)
+    for item in fixed.get("output") or []:
+        # llama-server streams reasoning items without a status; its non-streamed body says
+        # "completed" for the same item, and so does fixed (unless the item was cut, below).
+        item.setdefault("status", "completed")
     if not cut:
         fixed["incomplete_details"] = None
         return fixed
@@ -110,9 +114,9 @@ def fix_stream(events: tuple[sse.Event, ...], cut: bool) -> tuple[sse.Event, ...
             item = payload.get("item") or {}
             if item.get("type") == "function_call" and item.get("id") not in announced:
                 fixed.append(_arguments_done(item))
-            if cut and index == last_item_done:
+            if (cut and index == last_item_done) or "status" not in item:
                 payload = copy.deepcopy(payload)
-                payload["item"]["status"] = "incomplete"
+                payload["item"]["status"] = "incomplete" if cut and index == last_item_done else "completed"
                 event = sse.make_event(kind, payload)
         elif kind == "response.completed":
             terminal = "response.incomplete" if cut else "response.completed"

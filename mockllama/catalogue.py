@@ -24,7 +24,7 @@ A ``requests`` scenario sends its raw requests as written: ``json`` for a JSON b
 a body sent byte for byte (malformed requests), neither for a GET.
 
 A catalogue made for a server set up in a particular way names that set-up in a top-level
-``"setup"`` object: its ``name``, the ``chat_template_file`` and its ``chat_template_sha256``, and
+``"setup"`` object: its ``name``, the ``chat_template_file`` and that file's ``chat_template_sha256``, and
 a ``note`` on what the recordings are. The recorder refuses a server whose chat template has
 another hash, and copies the set-up into ``provenance.json``.
 """
@@ -41,6 +41,7 @@ DEFAULT_CATALOGUE = Path(__file__).resolve().parent / "catalogue.json"
 # The catalogues shipped with mockllama, by the name `mockllama record --catalogue` accepts.
 BUNDLED_CATALOGUES = {
     "default": DEFAULT_CATALOGUE,
+    **{path.stem: path for path in sorted((Path(__file__).resolve().parent / "catalogues").glob("*.json"))},
 }
 SETUP_FIELDS = ("name", "chat_template_file", "chat_template_sha256", "note")
 
@@ -238,7 +239,7 @@ def parse_setup(data, source: str = "catalogue") -> dict | None:
 
 
 def catalogue_path(path: Path | str | None) -> Path:
-    """A catalogue file, or the name of a bundled one (``default``)."""
+    """A catalogue file, or the name of a bundled one (``default``, ``forced-thinking``)."""
     if path is None:
         return DEFAULT_CATALOGUE
     if str(path) in BUNDLED_CATALOGUES and not Path(path).exists():

@@ -11,6 +11,10 @@ them and a real server gets exactly what was recorded. Use it from Python::
 Verdicts: ``dishonest`` (exit 1) when any probe's cut-off reply says ``completed``; ``honest``
 (exit 0) when every probe's says ``incomplete`` with reason ``max_output_tokens``; otherwise
 ``unknown`` (exit 2), with the reason.
+
+The ``reasoning`` probe asks the forced-thinking question (``thinking-cut-12``, from the
+forced-thinking catalogue): a reply cut while the model is still thinking. It can only judge a
+server that answers with a reasoning item; a reply without one is ``unknown``, never ``honest``.
 """
 
 from __future__ import annotations
@@ -28,8 +32,12 @@ from .cassettes import CHAT_PATH, RESPONSES_PATH
 from .catalogue import load_catalogue
 from .scrub import scrub_text
 
-PROBES = ("text", "tool", "stream")
-PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20")}
+PROBES = ("text", "tool", "stream", "reasoning")
+# "all": the probes every server can answer; reasoning needs a server that thinks, so it is asked for by name.
+ALL_PROBES = ("text", "tool", "stream")
+PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20"),
+                   "reasoning": ("thinking-cut-12",)}
+PROBE_CATALOGUES = {"reasoning": "forced-thinking"}
 EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -91,10 +99,11 @@ class Report:
                 "probes": [asdict(probe) for probe in self.probes]}
 
 
-def _recorded_requests(scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
+def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
     """The Responses request and its chat twin as the recorder sent them. The catalogue, not the
     cassette, keeps their key order, which llama-server's prompt depends on."""
-    entry = next(entry for entry in load_catalogue() if entry.name == scenario)
+    catalogue = load_catalogue(PROBE_CATALOGUES.get(probe, "default"))
+    entry = next(entry for entry in catalogue if entry.name == scenario)
     responses, chat = [p.json for p in entry.planned() if p.json.get("stream") is stream]
     bodies = dict(responses), dict(chat)
     if model is not None:
@@ -224,6 +233,16 @@ def _choices(chunk: dict, path: str) -> list[dict]:
     return choices
 
 
+def _reasoning_items(response: dict) -> list[dict]:
+    return [item for item in response.get("output") or [] if item.get("type") == "reasoning"]
+
+
+def _output_text(response: dict) -> str:
+    """What the SDK's ``output_text`` gives: the text of the message items, reasoning left out."""
+    return "".join(part.get("text") or "" for item in response.get("output") or [] if item.get("type") == "message"
+                   for part in item.get("content") or [] if part.get("type") == "output_text")
+
+
 def _parses(arguments) -> bool:
     try:
         json.loads(arguments)
@@ -270,6 +289,12 @@ def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
         fields = {"status": response.get("status"), "incomplete_details": response.get("incomplete_details"),
                   "output_tokens": (response.get("usage") or {}).get("output_tokens")}
         line = f"{head}: status={fields['status']!r} incomplete_details={fields['incomplete_details']!r}"
+        if probe == "reasoning":
+            items = _reasoning_items(response)
+            fields |= {"reasoning_items": len(items), "reasoning_status": items[-1].get("status") if items else None,
+                       "output_text": _output_text(response)}
+            line += (f" reasoning item status={fields['reasoning_status']!r} output_text={fields['output_text']!r}"
+                     if items else " (no reasoning item)")
         if probe == "tool":
             call = (_function_calls(response) or [{}])[-1]
             fields |= {"function_call_status": call.get("status"), "arguments": call.get("arguments"),
@@ -292,11 +317,16 @@ def _observe_chat(url, body, timeout) -> Observation:
                        {"finish_reason": reason})
 
 
-def _judge(response: dict, twin_reason: str | None) -> tuple[str, str]:
+def _judge(response: dict, twin_reason: str | None, probe: str) -> tuple[str, str]:
+    if probe == "reasoning" and not _reasoning_items(response):
+        return "unknown", ("the reply carries no reasoning item, so the server did not think and this probe cannot "
+                           "tell how it reports a cut inside reasoning (llama-server thinks only with a reasoning "
+                           "chat template, e.g. scripts/llama-server.sh run --setup smollm2-135m-forced-thinking)")
     if twin_reason != "length":
         return "unknown", (f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
                            "inside the limit, so this probe proves nothing")
-    statuses = [response.get("status")] + [c.get("status") for c in _function_calls(response)]
+    items = _function_calls(response) + _reasoning_items(response)
+    statuses = [response.get("status")] + [item.get("status") for item in items]
     if "completed" in statuses:
         return "dishonest", "the chat twin says 'length' but /v1/responses says 'completed'"
     details = response.get("incomplete_details") or {}
@@ -307,7 +337,7 @@ def _judge(response: dict, twin_reason: str | None) -> tuple[str, str]:
 
 def _probe_one(url: str, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
     stream = probe == "stream"
-    responses_body, chat_body = _recorded_requests(scenario, stream, model)
+    responses_body, chat_body = _recorded_requests(probe, scenario, stream, model)
     result = ProbeResult(probe, scenario, "unknown", "")
     try:
         response, observed = _observe_responses(url, responses_body, timeout, probe)
@@ -320,7 +350,7 @@ def _probe_one(url: str, probe: str, scenario: str, model: str | None, timeout: 
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:  # a shape nothing above foresaw
         result.reason = f"the server's reply has a shape the probe cannot read ({type(err).__name__}: {err})"
         return result
-    result.verdict, result.reason = _judge(response, twin.fields["finish_reason"])
+    result.verdict, result.reason = _judge(response, twin.fields["finish_reason"], probe)
     return result
 
 
@@ -340,7 +370,7 @@ def url_problem(url: str) -> str | None:
 def run(url: str, probes=("text",), model: str | None = None, timeout: float = 60.0) -> Report:
     """Probe ``url`` (a server base URL, with or without ``/v1``) and return the report."""
     url = url.rstrip("/").removesuffix("/v1")
-    chosen = PROBES if "all" in probes else tuple(probes)
+    chosen = ALL_PROBES if "all" in probes else tuple(probes)
     unknown = set(chosen) - set(PROBES)
     if unknown:
         raise ValueError(f"unknown probe {', '.join(sorted(unknown))}; use {', '.join(PROBES)} or all")

@@ -374,9 +374,11 @@ each streamed and not, or a list of raw requests:
               help="Base URL of the live llama-server, e.g. http://127.0.0.1:8080 (no /v1).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the cassettes (NAME.yaml) and provenance.json; created if missing.")
-@click.option("--catalogue", "catalogue_path", metavar="FILE|default",
-              help="Scenario catalogue (JSON), or a bundled one by name: default (the bundled scenarios). A "
-                   "catalogue with a \"setup\" is only recorded from a server running that set-up's chat template.")
+@click.option("--catalogue", "catalogue_path", metavar="FILE|default|forced-thinking",
+              help="Scenario catalogue (JSON), or a bundled one by name: default (the bundled stock scenarios) "
+                   "or forced-thinking (the reasoning scenarios; needs a server started with "
+                   "scripts/llama-server.sh run --setup smollm2-135m-forced-thinking PORT). A catalogue with a "
+                   "\"setup\" is only recorded from a server running that set-up's chat template.")
 @click.option("--scenario", "only", multiple=True, metavar="NAME", help="Record only this scenario; repeatable.")
 @click.option("--server-command", help="The llama-server command line, kept in provenance.json.")
 @click.option("--server-patch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -459,8 +461,11 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
 
 @main.command()
 @click.argument("url")
-@click.option("--probe", "probe", type=click.Choice(["text", "tool", "stream", "all"]), default="text",
-              show_default=True, help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; all: every probe.")
+@click.option("--probe", "probe", type=click.Choice(["text", "tool", "stream", "reasoning", "all"]), default="text",
+              show_default=True,
+              help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; reasoning: thinking-cut-12, a "
+                   "reply cut while the model thinks (exit 2 if the server does not think); all: text, tool "
+                   "and stream.")
 @click.option("--model", help='The "model" to send (default: the recorded "x"; set it for servers that check).')
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every field and the verdict.")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.1),
@@ -477,8 +482,9 @@ def check(url, probe, model, as_json, timeout) -> None:
       0  every cut-off reply is reported "incomplete" with reason "max_output_tokens"
       1  a cut-off reply is reported "completed" (the llama-server bug)
       2  can't tell: a bad URL, unreachable, an HTTP error, malformed HTTP, not JSON or
-         not the expected shape, a timeout, a reply over 8 MiB, or a chat twin that
-         did not say "length" (the reply finished, which proves nothing)
+         not the expected shape, a timeout, a reply over 8 MiB, a chat twin that
+         did not say "length" (the reply finished, which proves nothing), or, for
+         --probe reasoning, a reply with no reasoning item
     """
     from .check import run
 

@@ -25,7 +25,17 @@ def _item_value(item: dict):
     if item.get("type") == "function_call":
         return "arguments", item.get("arguments")
     texts = [part.get("text") for part in item.get("content") or []]
-    return "text", texts[0] if len(texts) == 1 else texts
+    return "reasoning" if item.get("type") == "reasoning" else "text", texts[0] if len(texts) == 1 else texts
+
+
+def _thinks(body: dict) -> bool:
+    return any(item.get("type") == "reasoning" for item in body.get("output") or [])
+
+
+def output_text(body: dict) -> str:
+    """What the SDK's ``output_text`` reads: the message items' text; reasoning is not part of it."""
+    return "".join(part.get("text") or "" for item in body.get("output") or [] if item.get("type") == "message"
+                   for part in item.get("content") or [] if part.get("type") == "output_text")
 
 
 def _rows(bodies: dict[str, dict]) -> list[dict]:
@@ -44,6 +54,8 @@ def _rows(bodies: dict[str, dict]) -> list[dict]:
         row("incomplete_details", lambda b: b.get("incomplete_details", ...)),
         row("completed_at", lambda b: b.get("completed_at", ...)),
     ]
+    if _thinks(bodies["buggy"]):  # the point of a thinking cut: "completed", with nothing to read
+        rows.append(row("output_text", output_text))
     for index, item in enumerate(bodies["buggy"].get("output") or []):
         kind, _ = _item_value(item)
         rows.append(row(f"output[{index}].status", lambda b, i=index: b["output"][i]["status"]))
@@ -63,6 +75,14 @@ def _advice(scenario: Scenario, responses: Interaction, cut: bool) -> str:
     limit = responses.limit
     tokens = (body.get("usage") or {}).get("output_tokens")
     calls = [item for item in body.get("output") or [] if item.get("type") == "function_call"]
+    if _thinks(body) and not output_text(body):
+        if cut:
+            return (f"The model was still thinking at the cut: the reply holds only a reasoning item, so output_text "
+                    f"is ''. On llama-server (buggy) it says 'completed': an empty answer that claims to be whole. "
+                    f"Check status == 'incomplete' (fixed, spec); on llama-server only usage.output_tokens "
+                    f"({tokens}) reaching max_output_tokens ({limit}) tells. Retry with a larger limit.")
+        return ("It finished inside its reasoning: 'completed' is right, yet output_text is ''. A complete reply "
+                "can still hold no answer, so check for a message item too.")
     if cut and calls:
         try:
             json.loads(calls[-1].get("arguments") or "")
@@ -132,7 +152,7 @@ def _turn(scenario: Scenario, number: int) -> dict:
     return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
 
 
-FAMILIES = ("text", "tool", "poem")  # the order they teach best in: plain text first
+FAMILIES = ("text", "ladder", "tool", "poem", "thinking")  # the order they teach best in: plain text first
 
 
 def _teaching_order(told: dict):

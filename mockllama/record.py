@@ -51,9 +51,16 @@ class ServerInfo:
         return hashlib.sha256((self.props.get("chat_template") or "").encode("utf-8")).hexdigest()
 
 
+def serves_template(info: ServerInfo, file_sha256: str) -> bool:
+    """Whether the server runs the template file with this sha256. /props gives the template
+    without the file's final newline (seen on b11434), so both forms are hashed."""
+    template = info.props.get("chat_template") or ""
+    return file_sha256 in {hashlib.sha256(text.encode("utf-8")).hexdigest() for text in (template, template + "\n")}
+
+
 def require_setup(info: ServerInfo, setup: dict | None) -> None:
     """A catalogue made for one chat template is recorded from a server that runs that template."""
-    if setup is None or info.chat_template_sha256 == setup["chat_template_sha256"]:
+    if setup is None or serves_template(info, setup["chat_template_sha256"]):
         return
     raise RecordError(
         f"this catalogue is for the set-up {setup['name']!r}, whose chat template {setup['chat_template_file']} "
@@ -312,6 +319,7 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
         provenance["server_patch"] = {"file": server_patch.name,
                                       "sha256": hashlib.sha256(server_patch.read_bytes()).hexdigest()}
     if setup is not None:  # checked against the server's template by require_setup
-        provenance.update(setup=setup["name"], chat_template_file=setup["chat_template_file"], note=setup["note"])
+        provenance.update(setup=setup["name"], chat_template_file=setup["chat_template_file"],
+                          chat_template_file_sha256=setup["chat_template_sha256"], note=setup["note"])
     _write_atomically(path, json.dumps(provenance, indent=2) + "\n")
     return path

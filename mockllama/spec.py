@@ -17,6 +17,7 @@ from . import sse
 from .behaviours import Reply, corrects, fixed
 from .cassettes import Interaction, Scenario
 from .echo import request_settings
+from .reasoning import frame_reasoning_text
 
 LIFECYCLE_EVENTS = ("response.created", "response.in_progress")
 TERMINAL_EVENTS = ("response.completed", "response.incomplete")
@@ -25,6 +26,8 @@ CONTENT_EVENTS = (
     "response.content_part.done",
     "response.output_text.delta",
     "response.output_text.done",
+    "response.reasoning_text.delta",
+    "response.reasoning_text.done",
 )
 TEXT_EVENTS = ("response.output_text.delta", "response.output_text.done")
 
@@ -52,8 +55,14 @@ def _full_message(item: dict) -> dict:
     return {**item, "content": [full_part(part) for part in item.get("content", [])]}
 
 
+def _full_reasoning(item: dict) -> dict:
+    # llama-server's streamed reasoning items carry no status. A cut item already says
+    # "incomplete" (fixed); any other one was finished before the reply ended.
+    return {**item, "status": item.get("status", "completed")}
+
+
 # Item type -> how an output item of that type is completed; types not listed are sent as recorded.
-ITEM_SHAPERS = {"message": _full_message}
+ITEM_SHAPERS = {"message": _full_message, "reasoning": _full_reasoning}
 
 
 def full_item(item: dict) -> dict:
@@ -147,7 +156,7 @@ def spec(interaction: Interaction, scenario: Scenario) -> Reply:
         return corrected
     request = interaction.request_json if isinstance(interaction.request_json, dict) else {}
     if corrected.events is not None:
-        events = spec_stream(corrected.events, request)
+        events = spec_stream(frame_reasoning_text(corrected.events), request)
         body = b"".join(event.raw for event in events)
     else:
         events = None

@@ -139,3 +139,18 @@ def test_python_api(server):
     assert check.run(f"{server.url}/spec", probes=["all"]).exit_code == 0
     with pytest.raises(ValueError, match="unknown probe"):
         check.run(server.url, probes=["nope"])
+
+
+def test_reasoning_probe_buggy_exits_1_and_fixed_exits_0(server):
+    buggy = check.run(server.url + "/buggy", probes=["reasoning"])
+    assert buggy.exit_code == 1, buggy.summary
+    assert "reasoning item status='completed' output_text=''" in buggy.lines()[0]
+    fixed = check.run(server.url + "/fixed", probes=["reasoning"])
+    assert fixed.exit_code == 0, fixed.summary
+    assert "reasoning item status='incomplete'" in fixed.lines()[0]
+
+
+def test_reasoning_probe_cannot_tell_when_the_reply_has_no_reasoning_item(server):
+    report = check.run(server.url + "/fixed", probes=["reasoning"], model="text-cut-8")
+    assert report.exit_code == 2
+    assert "no reasoning item" in report.summary and "--setup smollm2-135m-forced-thinking" in report.summary

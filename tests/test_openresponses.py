@@ -12,6 +12,14 @@ from openresponses_schema import DOCUMENT, DOCUMENT_PATH, EVENT_SCHEMAS, SCHEMAS
 from recordings import SCENARIOS
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
+# The one conflict with openai 3.57.0 (README, "The spec behaviour"): spec names the reasoning text
+# events as the SDK's types do; the document names the same events differently.
+NAMED_AS_THE_SDK_NAMES_THEM = {"response.reasoning_text.delta": "response.reasoning.delta",
+                               "response.reasoning_text.done": "response.reasoning.done"}
+
+
+def _as_the_document_names_it(data: dict) -> dict:
+    return {**data, "type": NAMED_AS_THE_SDK_NAMES_THEM.get(data["type"], data["type"])}
 
 
 def _post(server, behaviour, name, stream):
@@ -37,7 +45,7 @@ def test_every_spec_body_is_a_response_resource(server, name):
 def test_every_spec_event_and_the_response_inside_it_follow_the_document(server, name):
     pairs = _post(server, "spec", name, True)
     for event, data in pairs:
-        assert event_errors(data) == [], event
+        assert event_errors(_as_the_document_names_it(data)) == [], event
         if "response" in data:
             assert response_errors(data["response"]) == [], event
     kinds = {data["type"] for _, data in pairs}
@@ -46,7 +54,8 @@ def test_every_spec_event_and_the_response_inside_it_follow_the_document(server,
 
 def test_every_event_type_spec_sends_has_a_schema_in_the_document(server):
     sent = {data["type"] for name in RESPONSE_SCENARIOS for _, data in _post(server, "spec", name, True)}
-    assert sent <= EVENT_SCHEMAS.keys()
+    assert sent - NAMED_AS_THE_SDK_NAMES_THEM.keys() <= EVENT_SCHEMAS.keys()
+    assert set(NAMED_AS_THE_SDK_NAMES_THEM.values()) <= EVENT_SCHEMAS.keys()
     assert {"response.incomplete", "response.function_call_arguments.done", "response.output_text.delta"} <= sent
 
 

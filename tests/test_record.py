@@ -54,12 +54,12 @@ def _planned_bytes(planned) -> bytes | None:
     return None if text is None else text.encode()
 
 
-ERROR_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "catalogues").glob("*.json"))
+BUNDLED_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "catalogues").glob("*.json"))
 
 
-def test_default_catalogue_reproduces_the_bundled_requests_exactly(scenarios):
-    """The default catalogue and the server-error catalogues (scripts/record-server-errors.py)."""
-    entries = load_catalogue() + [entry for path in ERROR_CATALOGUES for entry in load_catalogue(path)]
+def test_the_bundled_catalogues_reproduce_the_bundled_requests_exactly(scenarios):
+    """The default catalogue, forced-thinking, and the server-error catalogues (scripts/record-server-errors.py)."""
+    entries = load_catalogue() + [entry for path in BUNDLED_CATALOGUES for entry in load_catalogue(path)]
     assert sorted(entry.name for entry in entries) == sorted(scenarios)
     for entry in entries:
         recorded = scenarios[entry.name].interactions
@@ -132,8 +132,8 @@ def test_round_trip_through_mockllama_reproduces_the_source_interactions(server,
     result = _record(server.url, tmp_path)
     assert result.returncode == 0, result.stderr
     copied = load_scenarios([tmp_path])
-    assert sorted(copied) == sorted(scenarios)
-    for name, source in scenarios.items():
+    assert sorted(copied) == sorted(entry.name for entry in load_catalogue())
+    for name, source in ((name, scenarios[name]) for name in copied):
         assert len(copied[name].interactions) == len(source.interactions)
         for mine, theirs in zip(copied[name].interactions, source.interactions):
             assert (mine.method, mine.path) == (theirs.method, theirs.path)
@@ -303,3 +303,9 @@ def test_a_malformed_setup_is_refused_with_a_reason(setup):
 def test_bundled_catalogues_are_known_by_name():
     assert load_setup("default") is None
     assert load_catalogue("default") == load_catalogue()
+
+
+def test_the_forced_thinking_catalogue_is_refused_by_a_server_with_the_stock_template(server, tmp_path):
+    result = _record(server.url, tmp_path / "out", "--catalogue", "forced-thinking")
+    assert result.returncode == 2 and "Qwen-QwQ-32B.jinja" in result.stderr
+    assert "--setup smollm2-135m-forced-thinking" in result.stderr

@@ -130,3 +130,42 @@ def test_streams_without_faults_are_judged_like_bodies(server, behaviour, name):
     streamed, plain = client_module.ask_streaming(client, **request), client_module.ask(client, **request)
     assert streamed.cut_off == plain.cut_off == _really_cut(name)
     assert streamed.reason == plain.reason
+
+
+LADDER = ("ladder-cut-8", "ladder-cut-16", "ladder-finishes")
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+def test_the_retry_ladder_doubles_the_limit_until_the_reply_is_complete(server, behaviour):
+    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused")
+    attempts = client_module.ask_until_complete(client, client_module.limits_doubling(8, 1024), model="x",
+                                                input=client_module.LADDER_PROMPT, temperature=0)
+    assert [a.max_output_tokens for a in attempts] == [8, 16, 32]
+    assert [a.cut_off for a in attempts] == [True, True, False]
+    assert [_really_cut(name) for name in LADDER] == [True, True, False]  # the chat twins agree
+    final = attempts[-1].response
+    assert final.status == "completed" and final.output_text == SCENARIOS["ladder-finishes"].find(
+        "POST", "/v1/responses", False).body_json["output"][0]["content"][0]["text"]
+    expected = "usage.output_tokens reached" if behaviour == "buggy" else "status is 'incomplete'"
+    assert all(a.reason.startswith(expected) for a in attempts[:-1])
+
+
+def test_in_buggy_only_the_usage_rule_starts_the_retry(server):
+    client = openai.OpenAI(base_url=server.base_url("buggy"), api_key="unused")
+    first = client.responses.create(model="x", input=client_module.LADDER_PROMPT, max_output_tokens=8, temperature=0)
+    assert first.status == "completed"  # the status rule never fires on llama-server
+    assert not client_module.status_says_incomplete(first) and not client_module.unparsable_function_call(first)
+    assert client_module.usage_reached_limit(first, 8)  # only this one does
+
+
+def test_the_ladder_works_on_the_poem_calls_recorded_limits(server):
+    client = openai.OpenAI(base_url=server.base_url("fixed"), api_key="unused")
+    request = dict(SCENARIOS["poem-cut-20"].find("POST", "/v1/responses", False).request_json)
+    request.pop("max_output_tokens")
+    attempts = client_module.ask_until_complete(client, (20, 30, 400), **request)
+    assert [(a.max_output_tokens, a.cut_off) for a in attempts] == [(20, True), (30, True), (400, False)]
+    assert json.loads(attempts[-1].response.output[-1].arguments)
+
+
+def test_limits_doubling_ends_at_the_ceiling():
+    assert list(client_module.limits_doubling(8, 40)) == [8, 16, 32, 40]

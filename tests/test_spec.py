@@ -84,7 +84,7 @@ def test_indexes_and_lifecycle_objects(server, name):
             assert data["output_index"] == 0
         if event.startswith(("response.content_part", "response.output_text")):
             assert data["content_index"] == 0
-        if event == "response.content_part.added":
+        if event == "response.content_part.added" and data["part"]["type"] == "output_text":
             assert data["part"]["annotations"] == []
         if event == "response.output_text.done":
             assert data["logprobs"] == []

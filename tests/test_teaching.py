@@ -37,7 +37,7 @@ def test_explain_fits_80_columns_without_colour_when_piped():
     out = _explain().stdout
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "\x1b[" not in out
-    assert len(re.findall(r"^== ", out, re.M)) == 19
+    assert len(re.findall(r"^== ", out, re.M)) == 26
 
 
 def test_explain_pins_the_lessons_of_the_two_tricky_scenarios():
@@ -80,9 +80,9 @@ def test_page_needs_no_network():
 def test_page_renders_in_headless_chromium(server, tmp_path):
     browser = chromium()
     dom = headless(browser, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
-    assert 'data-rendered="19"' in dom, dom[-2000:]
+    assert 'data-rendered="26"' in dom, dom[-2000:]
     listed = re.findall(r'<li><a href="#scenario-([a-z0-9-]+)">', dom)
-    assert len(listed) == 19 and listed[0] == "text-cut-8"
+    assert len(listed) == 26 and listed[0] == "text-cut-8"
     section = dom[dom.index('id="scenario-text-cut-8"'):dom.index('id="scenario-text-exact-limit"')]
     assert '<td class="diff fixed">"incomplete"</td>' in section
     assert '<td class="diff buggy">"completed"</td>' in section
@@ -142,3 +142,18 @@ def test_page_shows_the_journal(start_server, tmp_path):
     assert rows[0][0] == "error" and "nothing-matches" in rows[0][2] and "404" in rows[0][2]
     assert "POST /fixed/v1/responses" in rows[1][2] and "text-cut-8 (match)" in rows[1][2]
     assert "&quot;max_output_tokens&quot;:8" in rows[1][2] or '"max_output_tokens":8' in rows[1][2]
+def test_explain_shows_a_thinking_cut_completed_with_an_empty_output_text():
+    out = _explain("thinking-cut-12").stdout
+    status = next(line for line in out.splitlines() if line.startswith("status "))
+    assert status.split() == ['status', '"completed"', '"incomplete"', '"incomplete"']
+    assert next(line for line in out.splitlines() if line.startswith("output_text ")).split() == [
+        "output_text", '""', '""', '""']
+    assert "output[0].reasoning" in out and "output[0].status" in out
+    assert "still thinking at the cut" in " ".join(out.split())
+
+
+def test_page_data_carries_the_thinking_cut(server):
+    stories = {story["name"]: story for story in json.loads(call(server.url, "GET", "/_mockllama/scenarios.json")[2])}
+    rows = {row["field"]: row for row in stories["thinking-cut-12"]["rows"]}
+    assert rows["output_text"]["values"]["buggy"] == '""' and rows["status"]["differs"]
+    assert "still thinking" in stories["thinking-cut-12"]["advice"]

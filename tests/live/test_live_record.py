@@ -100,7 +100,7 @@ def test_recording_reproduces_the_bug_on_every_cut_scenario(recording):
     provenance = json.loads((recording / "provenance.json").read_text())
     scenarios = load_scenarios([recording])
     cut = [name for name in scenarios if "-cut-" in name and not name.startswith("messages-")]
-    assert len(cut) == 7
+    assert len(cut) == 9
     for name in cut:
         assert provenance["scenarios"][name] == "responses=completed twin=length"
         for stream in (False, True):
@@ -109,7 +109,7 @@ def test_recording_reproduces_the_bug_on_every_cut_scenario(recording):
             status = (json.loads(responses.body) if not stream else
                       json.loads(responses.events[-1].data)["response"])["status"]
             assert status == "completed", (name, stream)
-    for name in ("text-finishes", "text-exact-limit", "tool-finishes", "poem-finishes"):
+    for name in ("text-finishes", "text-exact-limit", "ladder-finishes", "tool-finishes", "poem-finishes"):
         twin = scenarios[name].twin_finish_reason(scenarios[name].find("POST", RESPONSES_PATH, False))
         assert twin in ("stop", "tool_calls"), name
 
@@ -143,7 +143,7 @@ def test_replay_agrees_with_the_live_server_on_every_scenario(recording, start_l
                 mock_view = view(planned.path, *send(mock_url, planned))
                 assert mock_view == live_view, (entry.name, planned.describe())
                 compared += 1
-        assert compared == 63  # every request of the default catalogue
+        assert compared == 75  # every request of the default catalogue
     finally:
         live.stop()
         mock.terminate()
