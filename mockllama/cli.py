@@ -444,7 +444,7 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
         for outcome in outcomes:
             click.echo(f"  {outcome.scenario:32} {outcome.summary}")
         path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command,
-                                server_patch, setup)
+                                server_patch, setup=setup)
         failed = [outcome.scenario for outcome in outcomes if outcome.failed]
         click.echo(f"wrote {len(outcomes) - len(failed)} cassettes and {path}")
         return failed

@@ -69,7 +69,9 @@ def _helper_outcome(client, request: dict) -> str:
 def measure(client, scenario: Scenario, behaviour: str) -> Row:
     response = client.responses.create(**_request(scenario, RESPONSES_PATH, False))
     events = list(client.responses.create(**_request(scenario, RESPONSES_PATH, True)))
-    chat = client.chat.completions.create(**_request(scenario, CHAT_PATH, False))
+    chat_request = _request(scenario, CHAT_PATH, False)  # sent as recorded, whatever the SDK declares
+    chat = client.chat.completions.create(model=chat_request.pop("model"), messages=chat_request.pop("messages"),
+                                          extra_body=chat_request)
     details = response.incomplete_details
     return Row(
         scenario=scenario.name,
