@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from mockllama.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.server import GET_ROUTES, POST_ROUTES
 
 SCENARIOS = load_scenarios([bundled_cassette_dir()])
+PACKAGE = Path(__file__).resolve().parent.parent / "mockllama"
+
+
+def catalogued_names() -> list[str]:
+    """Every scenario the shipped catalogues name, read from their JSON rather than through mockllama:
+    the bundled set holds exactly these, one cassette each."""
+    files = [PACKAGE / "catalogue.json", *sorted((PACKAGE / "catalogues").glob("*.json"))]
+    return [entry["name"] for path in files for entry in json.loads(path.read_text())["scenarios"]]
 
 
 def served(interaction) -> bool:

@@ -13,6 +13,7 @@ import time
 
 import pytest
 from httpkit import post_json
+from recordings import catalogued_names
 
 from mockllama.cassettes import bundled_cassette_dir
 
@@ -129,7 +130,7 @@ def test_serve_on_a_busy_port_says_so(serve):
 def test_scenarios_lists_each_with_status_and_twin(tmp_path):
     result = subprocess.run([*MOCKLLAMA, "scenarios"], capture_output=True, text=True, cwd=tmp_path, check=True)
     lines = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
-    assert len(lines) == 26
+    assert sorted(lines) == sorted(catalogued_names())
     assert lines["text-cut-8"][:6] == ["text-cut-8", "1", "8", "completed", "incomplete", "length"]
     assert lines["text-exact-limit"][:6] == ["text-exact-limit", "1", "8", "completed", "completed", "stop"]
     assert lines["tool-finishes"][5] == "tool_calls"
@@ -154,4 +155,4 @@ def test_bundled_cassettes_are_found_outside_the_checkout(tmp_path):
     env = {**os.environ, "PYTHONPATH": ""}
     code = "from mockllama.cassettes import bundled_cassette_dir as d; print(len(list(d().rglob('*.yaml'))))"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
-    assert out.stdout.strip() == "26", out.stderr
+    assert out.stdout.strip() == str(len(catalogued_names())), out.stderr

@@ -1,18 +1,164 @@
-"""Conversations: a scenario answers each request with the turn its own input asks for.
+"""Conversations: a scenario with turns answers each request with the turn its own input asks for.
 
-The turn is 1 + the model replies the request already carries; past the last recorded turn the
-reply is an error that names the scenario and the turn, never a replay of an earlier turn.
+tool-conversation and tool-conversation-cut-20 were recorded by `mockllama record` from a live
+llama-server: turn 1 calls write_file; turn 2 carries that function_call and its
+function_call_output, and the model answers in text. Turn 1 carries an assistant prefill
+("<tool_call>\n"), as tool-cut-* do: without it SmolLM2-135M writes Python instead of calling.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from httpkit import post_json
+from observed import ObservedServer
+from recordings import SCENARIOS
+
+from mockllama.catalogue import load_catalogue
 
 BEHAVIOURS = ("buggy", "fixed", "spec")
+CATALOGUE = {entry.name: entry for entry in load_catalogue()}
 RESPONSES = "/v1/responses"
+
+
+@pytest.fixture(scope="module")
+def observed():
+    server = ObservedServer()
+    with server.background:
+        yield server
+
+
+@pytest.fixture
+def replies(observed):
+    observed.replies.clear()
+    return observed
+
+
+def _recorded(name: str, turn: int, stream: bool = False):
+    return SCENARIOS[name].find("POST", RESPONSES, stream, turn)
+
+
+def _final_text(name: str) -> str:
+    body = _recorded(name, SCENARIOS[name].turns).body_json
+    return "".join(part["text"] for item in body["output"] if item["type"] == "message" for part in item["content"])
+
+
+def test_the_conversations_hold_two_turns_a_call_then_its_answer():
+    for name in ("tool-conversation", "tool-conversation-cut-20"):
+        assert SCENARIOS[name].turns == 2
+        first = _recorded(name, 1).body_json
+        assert [item["type"] for item in first["output"]] == ["function_call"]
+        carried = _recorded(name, 2).request_json["input"]
+        kinds = ["message", "message", "function_call", "function_call_output"]  # question, prefill, call, output
+        assert [item.get("type", "message") for item in carried] == kinds
+        assert carried[2]["call_id"] == first["output"][0]["call_id"] == carried[3]["call_id"]
+    assert [item["type"] for item in _recorded("tool-conversation", 2).body_json["output"]] == ["message"]
+
+
+def test_llama_server_refuses_a_next_turn_that_carries_the_cut_call():
+    """What a client that trusted "completed" meets next: the cut arguments come back as a 500."""
+    cut = _recorded("tool-conversation-cut-20", 1).body_json["output"][0]["arguments"]
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(cut)
+    for stream in (False, True):
+        second = _recorded("tool-conversation-cut-20", 2, stream)
+        assert second.status == 500
+        assert second.body_json["error"]["message"].startswith("Failed to parse tool call arguments as JSON")
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_an_openai_agents_loop_ends_within_the_recorded_turns(replies, behaviour, tmp_path):
+    """A real agent loop with a real function tool: the tool runs once and the run ends in text."""
+    import openai
+    from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)
+    calls = []
+
+    @function_tool
+    def write_file(path: str, content: str) -> str:
+        """Write text content to a file at the given path.
+
+        Args:
+            path: Absolute path of the file
+            content: Full text to write
+        """
+        calls.append((path, content))
+        (tmp_path / Path(path).name).write_text(content)
+        return f"wrote {len(content)} characters to {path}"
+
+    async def run():
+        client = openai.AsyncOpenAI(base_url=replies.base_url(behaviour), api_key="unused")
+        agent = Agent(name="writer", model=OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
+                      tools=[write_file], model_settings=ModelSettings(max_tokens=400, temperature=0,
+                                                                      tool_choice="required"))
+        question = _recorded("tool-conversation", 1).request_json["input"]  # the question and the prefill
+        return await Runner.run(agent, question, max_turns=5)
+
+    result = asyncio.run(run())
+    assert calls == [("/tmp/hello.txt", "Hello, world!")]  # exactly once, with the recorded arguments
+    assert (tmp_path / "hello.txt").read_text() == "Hello, world!"
+    assert result.final_output == _final_text("tool-conversation")
+    assert [(r["scenario"], r["turn"], r["status"]) for r in replies.replies] == [
+        ("tool-conversation", "1", 200), ("tool-conversation", "2", 200)]
+
+
+def _turn_2(name: str, output: str, **changes) -> dict:
+    first = _recorded(name, 1)
+    call = first.body_json["output"][0]
+    body = {key: value for key, value in first.request_json.items() if key not in ("tool_choice", "stream")}
+    body["input"] = [*body["input"], call, {"call_id": call["call_id"], "output": output, "type": "function_call_output"}]
+    return {**body, **changes}
+
+
+def test_a_later_turn_with_another_tool_output_gets_that_turn(server):
+    """Matched on its first turn: the tool's own output text does not have to be the recorded one."""
+    status, headers, body = post_json(server.url, RESPONSES, _turn_2("tool-conversation", "done"))
+    assert status == 200
+    assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Turn"]) == ("tool-conversation", "2")
+    assert headers["X-Mockllama-Selected-By"] == "conversation"
+    assert json.loads(body)["output"][0]["type"] == "message"
+
+
+def test_a_streamed_turn_carrying_the_streamed_call_id_gets_the_streamed_turn(server):
+    streamed_call = next(e.json()["item"] for e in _recorded("tool-conversation", 1, stream=True).events
+                         if (e.json() or {}).get("type") == "response.output_item.done")
+    request = _turn_2("tool-conversation", "wrote 13 characters to /tmp/hello.txt", stream=True)
+    request["input"][2:] = [streamed_call, {"call_id": streamed_call["call_id"], "type": "function_call_output",
+                                            "output": "wrote 13 characters to /tmp/hello.txt"}]
+    status, headers, body = post_json(server.url, RESPONSES, request)
+    assert status == 200 and headers["X-Mockllama-Turn"] == "2"
+    assert b"event: response.completed" in body and b"output_text" in body
+
+
+@pytest.mark.parametrize("select", ["header", "model"])
+def test_a_conversation_selected_by_name_follows_the_input(server, select):
+    def ask(items):
+        body = {"model": "x", "input": items, "max_output_tokens": 50}
+        headers = {}
+        if select == "header":
+            headers["X-Mockllama-Scenario"] = "tool-conversation"
+        else:
+            body["model"] = "tool-conversation"
+        return post_json(server.url, RESPONSES, body, headers)
+
+    question = [{"role": "user", "content": "Do something with a tool."}]
+    status, headers, body = ask(question)
+    assert (status, headers["X-Mockllama-Turn"]) == (200, "1")
+    call = json.loads(body)["output"][0]
+    assert call["type"] == "function_call"
+    answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "anything"}
+    status, headers, body = ask([*question, call, answer])
+    assert (status, headers["X-Mockllama-Turn"]) == (200, "2")
+    assert json.loads(body)["output"][0]["type"] == "message"
+    status, headers, body = ask([*question, call, answer, call, answer])
+    assert status == 404
+    message = json.loads(body)["error"]["message"]
+    assert "scenario 'tool-conversation'" in message and "records 2 turns" in message and "turn 3" in message
+    assert headers["X-Mockllama-Scenario"] == "none"
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -28,3 +174,18 @@ def test_a_single_turn_tool_scenario_never_replays_its_call_for_a_later_turn(ser
     assert error["type"] == "not_found_error"
     assert "scenario 'tool-cut-20'" in error["message"] and "records 1 turn," in error["message"]
     assert "asks for turn 2" in error["message"]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_the_cut_conversation_marks_turn_1_and_replays_the_servers_refusal_of_turn_2(server, behaviour):
+    name = "tool-conversation-cut-20"
+    turn_1 = dict(_recorded(name, 1).request_json)
+    status, headers, body = post_json(server.url, f"/{behaviour}{RESPONSES}", turn_1)
+    assert status == 200 and headers["X-Mockllama-Scenario"] == name
+    assert json.loads(body)["status"] == ("completed" if behaviour == "buggy" else "incomplete")
+    status, headers, body = post_json(server.url, f"/{behaviour}{RESPONSES}",
+                                      _turn_2(name, "error: the arguments are not valid JSON"))
+    assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Turn"]) == (500, name, "2")
+    error = json.loads(body)["error"]
+    assert (error["type"], error["code"]) == ("server_error", 500)
+    assert "Failed to parse tool call arguments as JSON" in error["message"]

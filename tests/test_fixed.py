@@ -23,6 +23,8 @@ CUT_TABLE = {
     "tool-cut-20": True,
     "tool-cut-30": True,
     "tool-finishes": False,
+    "tool-conversation": False,  # turn 1 (turn 2 answers in text; the cut one's turn 2 is an HTTP 500)
+    "tool-conversation-cut-20": True,
     "poem-cut-20": True,
     "poem-cut-30": True,
     "poem-finishes": False,

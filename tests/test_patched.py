@@ -23,7 +23,8 @@ from mockllama.replay import reply_for
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 PATCH = Path(__file__).resolve().parents[1] / "patches" / "llama-server-responses-incomplete.patch"
 PATCHED = load_scenarios([patched_cassette_dir()])
-PROVENANCE = json.loads(next(patched_cassette_dir().rglob("provenance.json")).read_text())
+PROVENANCES = {path.parent.name: json.loads(path.read_text()) for path in patched_cassette_dir().rglob("provenance.json")}
+CATALOGUES = {"smollm2-135m-instruct-q4_1": "default", "smollm2-135m-forced-thinking": "forced-thinking"}
 
 
 def _responses(scenario, stream: bool):
@@ -39,24 +40,58 @@ def _pair(name: str, stream: bool):
 
 
 def test_the_patched_set_names_the_patch_and_the_server_it_came_from():
-    assert PROVENANCE["server_patch"] == {"file": PATCH.name, "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
-    assert "llama-server-b11434-patched-" in PROVENANCE["server_command"]
-    assert PROVENANCE["catalogue"] == "default"
-    # Recorded from the default catalogue, as the stock set's main directory was: the same scenarios
-    # (the stock set also holds the server-error recordings, which come from another catalogue).
-    assert set(PATCHED) == {entry.name for entry in load_catalogue()}
+    assert set(PROVENANCES) == set(CATALOGUES)
+    for directory, provenance in PROVENANCES.items():
+        patch = {"file": PATCH.name, "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
+        assert provenance["server_patch"] == patch
+        assert "llama-server-b11434-patched-" in provenance["server_command"]
+        assert provenance["catalogue"] == CATALOGUES[directory]
+    assert PROVENANCES["smollm2-135m-forced-thinking"]["setup"] == "smollm2-135m-forced-thinking"
+    # Recorded from the default and forced-thinking catalogues, as the stock set was (the stock set
+    # also holds the server-error recordings, which come from another catalogue).
+    assert set(PATCHED) == {entry.name for catalogue in CATALOGUES.values() for entry in load_catalogue(catalogue)}
     assert set(PATCHED) <= set(STOCK)
 
 
 def test_every_responses_scenario_is_compared_streamed_and_not():
-    assert len(CASES) == 22 and len({name for name, _ in CASES}) == 11
+    assert len(CASES) == 38 and len({name for name, _ in CASES}) == 19
+
+
+def _reasoning_status_filled(value):
+    """The patched server's reply as fixed would finish it: the patch sets the status of a *cut*
+    item, but (as stock llama-server does) it streams a finished reasoning item with no status at
+    all, which fixed fills in as "completed"."""
+    if isinstance(value, dict):
+        filled = {key: _reasoning_status_filled(item) for key, item in value.items()}
+        if filled.get("type") == "reasoning" and "status" not in filled:
+            filled["status"] = "completed"
+        return filled
+    if isinstance(value, list):
+        return [_reasoning_status_filled(item) for item in value]
+    return value
+
+
+def test_the_patched_server_streams_a_finished_reasoning_item_without_a_status():
+    """The one thing fixed adds to the patched server's replies (see _reasoning_status_filled)."""
+    patched = _responses(PATCHED["thinking-finishes"], True)
+    done = [e.json()["item"] for e in patched.events if e.name == "response.output_item.done"]
+    assert [item["type"] for item in done] == ["reasoning"] and "status" not in done[0]
+    assert json.loads(_responses(PATCHED["thinking-finishes"], False).body)["output"][0]["status"] == "completed"
 
 
 @pytest.mark.parametrize(("name", "stream"), CASES)
 def test_fixed_agrees_with_what_the_patched_server_sent(name, stream):
     stock, patched = _pair(name, stream)
     assert patched.request_json == stock.request_json
-    assert responses_view(patched.body) == responses_view(reply_for("fixed", stock, STOCK[name]).body)
+    expected = responses_view(reply_for("fixed", stock, STOCK[name]).body)
+    assert responses_view(_filled_body(patched)) == expected
+
+
+def _filled_body(interaction) -> bytes:
+    if not interaction.is_event_stream:
+        return json.dumps(_reasoning_status_filled(interaction.body_json)).encode()
+    return b"".join(f"event: {e.name}\ndata: {json.dumps(_reasoning_status_filled(e.json()))}\n\n".encode()
+                    for e in interaction.events)
 
 
 @pytest.mark.parametrize(("name", "stream"), CASES)
@@ -78,7 +113,7 @@ def test_fixed_leaves_a_corrected_servers_reply_as_it_was(name, stream):
     _, patched = _pair(name, stream)
     reply = reply_for("fixed", patched, PATCHED[name])
     if stream:
-        assert [e.json() for e in reply.events] == [e.json() for e in patched.events]
+        assert [e.json() for e in reply.events] == [_reasoning_status_filled(e.json()) for e in patched.events]
     else:
         assert json.loads(reply.body) == json.loads(patched.body)
 

@@ -90,3 +90,12 @@ def start_patched_llama_server(patched_llama_installed, tmp_path_factory):
     yield _starter(tmp_path_factory, ("--patched",), servers)
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def start_forced_thinking_server(llama_installed, tmp_path_factory):
+    """Start fresh stock llama-servers with the forced-thinking set-up (the sdist's Qwen-QwQ-32B.jinja)."""
+    servers = []
+    yield _starter(tmp_path_factory, ("--setup", "smollm2-135m-forced-thinking"), servers)
+    for server in servers:
+        server.stop()

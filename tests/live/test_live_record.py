@@ -99,8 +99,12 @@ def recording(start_llama_server, tmp_path_factory) -> Path:
 def test_recording_reproduces_the_bug_on_every_cut_scenario(recording):
     provenance = json.loads((recording / "provenance.json").read_text())
     scenarios = load_scenarios([recording])
-    cut = [name for name in scenarios if "-cut-" in name and not name.startswith("messages-")]
+    cut = [name for name in scenarios if "-cut-" in name and not name.startswith("messages-")
+           and scenarios[name].turns == 1]
     assert len(cut) == 9
+    conversation = scenarios["tool-conversation-cut-20"]  # the cut call sent back: llama-server refuses it
+    assert provenance["scenarios"]["tool-conversation-cut-20"].startswith("turn1:responses=completed twin=length")
+    assert [conversation.find("POST", RESPONSES_PATH, stream, 2).status for stream in (False, True)] == [500, 500]
     for name in cut:
         assert provenance["scenarios"][name] == "responses=completed twin=length"
         for stream in (False, True):
@@ -143,7 +147,7 @@ def test_replay_agrees_with_the_live_server_on_every_scenario(recording, start_l
                 mock_view = view(planned.path, *send(mock_url, planned))
                 assert mock_view == live_view, (entry.name, planned.describe())
                 compared += 1
-        assert compared == 75  # every request of the default catalogue
+        assert compared == 95  # every first-turn request of the default catalogue
     finally:
         live.stop()
         mock.terminate()
