@@ -31,8 +31,10 @@ def test_no_match_names_the_nearest_scenario_and_the_fields_that_differ(server):
     assert status == 404
     error = _error(body)
     assert error == {"code": 404, "type": "not_found_error", "message": error["message"]}
-    # text-cut-8 and text-cut-64 differ from it in the limit alone: both are named, in canonical terms
-    assert "Nearest scenarios (2, equally near, 1 difference each): " in error["message"]
+    # text-cut-8, text-cut-64 and thinking-finishes (the count prompt at 400, recorded with the
+    # forced-thinking template) differ from it in the limit alone: all are named, in canonical terms
+    assert "Nearest scenarios (3, equally near, 1 difference each): " in error["message"]
+    assert "'thinking-finishes': max_output_tokens: sent 9, recorded 400" in error["message"]
     assert "'text-cut-8': max_output_tokens: sent 9, recorded 8" in error["message"]
     assert "'text-cut-64': max_output_tokens: sent 9, recorded 64" in error["message"]
     assert "X-Mockllama-Scenario" in error["message"] and "--fallback" in error["message"]
@@ -44,8 +46,9 @@ def test_no_match_nearest_is_the_closest_prompt(server):
     status, _, body = post_json(server.url, "/v1/responses", {**SEED, "input": "Count from 1 to 100."})
     assert status == 404
     message = _error(body)["message"]
-    # text-exact-limit has the same limit and another prompt too: just as near, so it is listed
-    assert "Nearest scenarios (2, equally near, 1 difference each): " in message
+    # text-exact-limit and ladder-cut-8 have the same limit and another prompt too: just as near, so listed
+    assert "Nearest scenarios (3, equally near, 1 difference each): " in message
+    assert "'ladder-cut-8': messages[0].content: sent \"Count from 1 to 100.\", " in message
     assert ("'text-cut-8': messages[0].content: sent \"Count from 1 to 100.\", "
             "recorded \"Count from 1 to 200, separated by spaces.\"") in message
     assert "'text-exact-limit': messages[0].content: " in message

@@ -36,9 +36,24 @@ def _write(directory: Path, name: str, cassette) -> Path:
     return path
 
 
+# The recorder stores a request body as the exact string sent; a hostile value goes in its place.
+ORIGINAL_BODY = """'{"input": "Count from 1"""
+
+
+def _sent(interaction: dict) -> dict:
+    return json.loads(interaction["request"]["body"])
+
+
 def _responses_reply(cassette: dict, stream: bool = False) -> dict:
     return next(i["response"] for i in cassette["interactions"]
-                if i["request"]["uri"].endswith("/v1/responses") and i["request"]["body"]["stream"] is stream)
+                if i["request"]["uri"].endswith("/v1/responses") and _sent(i)["stream"] is stream)
+
+
+def _max_output_tokens_as_a_string(cassette: dict) -> None:
+    for interaction in cassette["interactions"]:
+        sent = _sent(interaction)
+        if "max_output_tokens" in sent:
+            interaction["request"]["body"] = json.dumps({**sent, "max_output_tokens": "8"})
 
 
 # 1. Code execution on load
@@ -46,7 +61,7 @@ def _responses_reply(cassette: dict, stream: bool = False) -> dict:
 def _with_command(marker: Path) -> str:
     text = next(bundled_cassette_dir().rglob("text-cut-8.yaml")).read_text()
     payload = f"!!python/object/apply:os.system [\"touch {marker}\"]"
-    return text.replace("    body:\n      input: Count from 1", f"    body: {payload}\n    old_body:\n      input: Count from 1", 1)
+    return text.replace(f"    body: {ORIGINAL_BODY}", f"    body: {payload}\n    old_body: {ORIGINAL_BODY}", 1)
 
 
 def test_a_python_tag_never_runs_even_with_a_vcrpy_that_loads_unsafely(tmp_path, monkeypatch):
@@ -97,7 +112,7 @@ def _alias_bomb(levels: int) -> str:
     for level in range(1, levels + 1):
         lines.append(f"lol{level}: &l{level} [" + ",".join([f"*l{level - 1}"] * 9) + "]")
     text = next(bundled_cassette_dir().rglob("text-cut-8.yaml")).read_text()
-    text = text.replace("    body:\n      input: Count from 1", f"    body: *l{levels}\n    old_body:\n      input: Count from 1", 1)
+    text = text.replace(f"    body: {ORIGINAL_BODY}", f"    body: *l{levels}\n    old_body: {ORIGINAL_BODY}", 1)
     return "\n".join(lines) + "\n" + text
 
 
@@ -122,7 +137,7 @@ def test_a_nine_level_alias_bomb_is_refused_in_bounded_memory(tmp_path):
 
 def test_a_self_containing_alias_is_refused(tmp_path):
     text = next(bundled_cassette_dir().rglob("text-cut-8.yaml")).read_text()
-    text = text.replace("    body:\n      input: Count from 1", "    body: &loop [*loop]\n    old_body:\n      input: Count from 1", 1)
+    text = text.replace(f"    body: {ORIGINAL_BODY}", f"    body: &loop [*loop]\n    old_body: {ORIGINAL_BODY}", 1)
     _write(tmp_path, "loop", text)
     with pytest.raises(CassetteError, match="contains itself"):
         load_scenarios([tmp_path])
@@ -237,8 +252,7 @@ SERVED = {
     "chat-twin-choices-is-a-string": lambda c: c["interactions"][1]["response"]["body"].__setitem__(
         "string", '{"choices": "length"}'),
     "chat-twin-not-json": lambda c: c["interactions"][1]["response"]["body"].__setitem__("string", "oops"),
-    "max-output-tokens-is-a-string": lambda c: [i["request"]["body"].__setitem__("max_output_tokens", "8")
-                                                for i in c["interactions"] if "max_output_tokens" in i["request"]["body"]],
+    "max-output-tokens-is-a-string": _max_output_tokens_as_a_string,
 }
 
 
