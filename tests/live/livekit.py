@@ -17,16 +17,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_health(url: str, process: subprocess.Popen, log: Path, seconds: float = 120) -> None:
+def wait_for_health(url: str, process: subprocess.Popen, log: Path, seconds: float = 120, path: str = "/health") -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"llama-server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+            with urllib.request.urlopen(url + path, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             pass
         time.sleep(0.25)
-    pytest.fail(f"llama-server did not answer /health within {seconds} s:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"the server did not answer {path} within {seconds} s:\n{log.read_text()[-3000:]}")

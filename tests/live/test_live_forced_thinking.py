@@ -39,7 +39,7 @@ def replay(tmp_path_factory):
         mock = subprocess.Popen([*MOCKLLAMA, "serve", "--cassettes", str(SET), "--behaviour", "buggy",
                                  "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    wait_for_health(url, mock, log, seconds=60)
+    wait_for_health(url, mock, log, seconds=60, path="/_mockllama/journal")  # the set records no /health
     yield url
     mock.terminate()
     mock.wait(timeout=20)
