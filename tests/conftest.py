@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from observed import ObservedServer
 from recordings import SCENARIOS
 
 from mockllama.background import BackgroundServer
@@ -32,3 +33,18 @@ def start_server():
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def observed():
+    """mockllama with a log of the headers of every reply it sent (tests/observed.py), per module."""
+    server = ObservedServer()
+    with server.background:
+        yield server
+
+
+@pytest.fixture
+def replies(observed):
+    """That server, its log emptied for this test."""
+    observed.replies.clear()
+    return observed

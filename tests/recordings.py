@@ -35,3 +35,14 @@ def all_interactions(only=lambda interaction: True):
         for n, interaction in enumerate(scenario.interactions)
         if served(interaction) and only(interaction)
     ]
+
+
+def replayed_responses(server, behaviour: str, name: str, stream: bool):
+    """A scenario's recorded /v1/responses request sent as recorded to ``behaviour``: the body, or
+    the stream as (event, data) pairs."""
+    from httpkit import call, request_bytes, sse_pairs
+
+    interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
+    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
+    assert status == 200
+    return sse_pairs(body) if stream else json.loads(body)

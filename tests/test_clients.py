@@ -11,7 +11,6 @@ import asyncio
 import os
 
 import pytest
-from observed import ObservedServer
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch a price list
 
@@ -21,20 +20,7 @@ BEHAVIOURS = ("buggy", "fixed", "spec")
 CUT_TEXT = "1. 1\n2. "
 
 
-@pytest.fixture(scope="module")
-def observed():
-    server = ObservedServer()
-    with server.background:
-        yield server
-
-
-@pytest.fixture
-def replies(observed):
-    observed.replies.clear()
-    return observed
-
-
-def _matched(replies: ObservedServer, scenario: str, count: int = 1) -> None:
+def _matched(replies, scenario: str, count: int = 1) -> None:
     assert [r["status"] for r in replies.replies] == [200] * count, replies.replies
     assert replies.scenarios() == [scenario] * count
     assert {r["selected_by"] for r in replies.replies} == {"match"}

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from httpkit import post_json
-from observed import ObservedServer
 from recordings import SCENARIOS
 
 from mockllama.catalogue import load_catalogue
@@ -22,19 +21,6 @@ from mockllama.catalogue import load_catalogue
 BEHAVIOURS = ("buggy", "fixed", "spec")
 CATALOGUE = {entry.name: entry for entry in load_catalogue()}
 RESPONSES = "/v1/responses"
-
-
-@pytest.fixture(scope="module")
-def observed():
-    server = ObservedServer()
-    with server.background:
-        yield server
-
-
-@pytest.fixture
-def replies(observed):
-    observed.replies.clear()
-    return observed
 
 
 def _recorded(name: str, turn: int, stream: bool = False):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 
 import pytest
-from httpkit import call, request_bytes, sse_pairs
 from openresponses_schema import DOCUMENT, DOCUMENT_PATH, EVENT_SCHEMAS, SCHEMAS, event_errors, response_errors
-from recordings import SCENARIOS
+from recordings import SCENARIOS, replayed_responses
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 # The one conflict with openai 3.57.0 (README, "The spec behaviour"): spec names the reasoning text
@@ -22,13 +20,6 @@ def _as_the_document_names_it(data: dict) -> dict:
     return {**data, "type": NAMED_AS_THE_SDK_NAMES_THEM.get(data["type"], data["type"])}
 
 
-def _post(server, behaviour, name, stream):
-    interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
-    assert status == 200
-    return sse_pairs(body) if stream else json.loads(body)
-
-
 def test_the_vendored_document_is_the_one_the_readme_names():
     readme = (DOCUMENT_PATH.parent / "README.md").read_text(encoding="utf-8")
     assert hashlib.sha256(DOCUMENT_PATH.read_bytes()).hexdigest() in readme
@@ -38,12 +29,12 @@ def test_the_vendored_document_is_the_one_the_readme_names():
 
 @pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
 def test_every_spec_body_is_a_response_resource(server, name):
-    assert response_errors(_post(server, "spec", name, False)) == []
+    assert response_errors(replayed_responses(server, "spec", name, False)) == []
 
 
 @pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
 def test_every_spec_event_and_the_response_inside_it_follow_the_document(server, name):
-    pairs = _post(server, "spec", name, True)
+    pairs = replayed_responses(server, "spec", name, True)
     for event, data in pairs:
         assert event_errors(_as_the_document_names_it(data)) == [], event
         if "response" in data:
@@ -53,7 +44,7 @@ def test_every_spec_event_and_the_response_inside_it_follow_the_document(server,
 
 
 def test_every_event_type_spec_sends_has_a_schema_in_the_document(server):
-    sent = {data["type"] for name in RESPONSE_SCENARIOS for _, data in _post(server, "spec", name, True)}
+    sent = {data["type"] for name in RESPONSE_SCENARIOS for _, data in replayed_responses(server, "spec", name, True)}
     assert sent - NAMED_AS_THE_SDK_NAMES_THEM.keys() <= EVENT_SCHEMAS.keys()
     assert set(NAMED_AS_THE_SDK_NAMES_THEM.values()) <= EVENT_SCHEMAS.keys()
     assert {"response.incomplete", "response.function_call_arguments.done", "response.output_text.delta"} <= sent
@@ -62,15 +53,15 @@ def test_every_event_type_spec_sends_has_a_schema_in_the_document(server):
 @pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
 def test_the_schemas_reject_what_llama_server_sends(server, behaviour):
     """The checks have teeth: llama-server's own bodies and events fail them, as the issue found."""
-    errors = response_errors(_post(server, behaviour, "text-finishes", False))
+    errors = response_errors(replayed_responses(server, behaviour, "text-finishes", False))
     for field in ("previous_response_id", "truncation", "text", "store", "metadata"):
         assert f"(root): '{field}' is a required property" in errors
-    created = _post(server, behaviour, "text-cut-8", True)[0][1]
+    created = replayed_responses(server, behaviour, "text-cut-8", True)[0][1]
     assert event_errors(created)
 
 
 def test_each_required_field_of_a_spec_body_is_checked(server):
-    body = _post(server, "spec", "tool-finishes", False)
+    body = replayed_responses(server, "spec", "tool-finishes", False)
     for field in SCHEMAS["ResponseResource"]["required"]:
         broken = {key: value for key, value in body.items() if key != field}
         assert response_errors(broken) == [f"(root): '{field}' is a required property"], field

@@ -7,10 +7,10 @@ import json
 
 import openai
 import pytest
-from httpkit import call, request_bytes, sse_pairs
+from httpkit import call, request_bytes
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
-from recordings import SCENARIOS
+from recordings import SCENARIOS, replayed_responses
 
 from mockllama.cassettes import bundled_cassette_dir
 from mockllama.catalogue import load_catalogue, load_setup
@@ -18,13 +18,6 @@ from mockllama.catalogue import load_catalogue, load_setup
 CUT = ["thinking-cut-12", "thinking-cut-32"]
 STREAM_EVENT = TypeAdapter(ResponseStreamEvent)
 SET = bundled_cassette_dir() / "llama-server-b11434" / "smollm2-135m-forced-thinking"
-
-
-def _get(server, behaviour, name, stream):
-    interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
-    assert status == 200
-    return sse_pairs(body) if stream else json.loads(body)
 
 
 def test_the_forced_thinking_set_has_provenance_naming_the_template():
@@ -53,10 +46,10 @@ def test_buggy_says_completed_with_an_empty_output_text_and_the_twin_says_length
 @pytest.mark.parametrize("behaviour", ["fixed", "spec"])
 @pytest.mark.parametrize("name", CUT)
 def test_the_cut_reasoning_item_and_the_response_are_incomplete(server, behaviour, name):
-    body = _get(server, behaviour, name, False)
+    body = replayed_responses(server, behaviour, name, False)
     assert body["status"] == "incomplete" and body["incomplete_details"] == {"reason": "max_output_tokens"}
     assert body["output"][-1]["type"] == "reasoning" and body["output"][-1]["status"] == "incomplete"
-    pairs = _get(server, behaviour, name, True)
+    pairs = replayed_responses(server, behaviour, name, True)
     kinds = [event for event, _ in pairs]
     assert kinds[-1] == "response.incomplete" and "response.completed" not in kinds
     done = [data for event, data in pairs if event == "response.output_item.done"]
@@ -68,14 +61,14 @@ def test_the_cut_reasoning_item_and_the_response_are_incomplete(server, behaviou
 def test_a_reasoning_reply_that_finished_stays_completed(server, behaviour):
     assert SCENARIOS["thinking-finishes"].twin_finish_reason(
         SCENARIOS["thinking-finishes"].find("POST", "/v1/responses", False)) == "stop"
-    body = _get(server, behaviour, "thinking-finishes", False)
+    body = replayed_responses(server, behaviour, "thinking-finishes", False)
     assert body["status"] == "completed" and body["incomplete_details"] is None
-    assert _get(server, behaviour, "thinking-finishes", True)[-1][0] == "response.completed"
+    assert replayed_responses(server, behaviour, "thinking-finishes", True)[-1][0] == "response.completed"
 
 
 @pytest.mark.parametrize("name", [*CUT, "thinking-finishes"])
 def test_spec_frames_reasoning_text_as_the_openai_format_does(server, name):
-    pairs = _get(server, "spec", name, True)
+    pairs = replayed_responses(server, "spec", name, True)
     kinds = [event for event, _ in pairs]
     deltas = [data for event, data in pairs if event == "response.reasoning_text.delta"]
     assert kinds[:4] == ["response.created", "response.in_progress", "response.output_item.added",
