@@ -1,12 +1,16 @@
-"""Benchmark: mockllama against the floor (a bare aiohttp server) and, optionally, llama-server.
+"""Benchmark: mockllama against the floor (a bare aiohttp server), the mock servers a user would
+pick instead (aimock, mock-llm: see bench_peers) and, optionally, llama-server.
 
-    python -m mockllama.bench [--duration 5] [--llama-server URL] [--markdown]
+    python -m mockllama.bench [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
+    python -m mockllama.bench --scale        # how costs grow with the number of recordings
+    python -m mockllama.bench --install-peers
 
 Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
 (Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
 ``text-cut-8`` and streamed ``poem-finishes`` (wrk reads each whole stream), at 1 and 64
 connections. Figures: p50 and p99 latency, requests per second, time from process start to the
-first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-server.
+first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-server, and
+mockllama's against each peer's; the fidelity table says what a client sees of each peer's replies.
 
 A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
 the table gives the median of the rounds (and of three start-ups).
@@ -30,6 +34,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .bench_peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from .cassettes import RESPONSES_PATH, bundled_cassette_dir, load_scenarios
 from .catalogue import load_catalogue
 
@@ -100,12 +105,15 @@ def _pinned(cpu: str, command: list[str]) -> list[str]:
     return ["taskset", "-c", cpu, *command] if shutil.which("taskset") and os.cpu_count() >= 2 else command
 
 
-def start_contender(command: list[str], url: str) -> tuple[subprocess.Popen, float]:
-    """Start a server process; return it and the seconds from start to its first 200."""
-    body = _request_body("text-cut-8", False)
+def start_contender(command: list[str], url: str, body: bytes | None = None, timeout: float = 30,
+                    env: dict | None = None) -> tuple[subprocess.Popen, float]:
+    """Start a server process; return it and the seconds from start to its first 200 to ``body``
+    (by default the text-cut-8 request)."""
+    body = body or _request_body("text-cut-8", False)
     started = time.perf_counter()
-    process = subprocess.Popen(_pinned(SERVER_CPU, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = started + 30
+    process = subprocess.Popen(_pinned(SERVER_CPU, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=env)
+    deadline = started + timeout
     while time.perf_counter() < deadline:
         try:
             if _post(url, body, timeout=0.5) == 200:
@@ -113,7 +121,7 @@ def start_contender(command: list[str], url: str) -> tuple[subprocess.Popen, flo
         except OSError:
             time.sleep(0.002)
     process.kill()
-    raise RuntimeError(f"{' '.join(command)} did not answer within 30 s")
+    raise RuntimeError(f"{' '.join(command)} did not answer within {timeout:.0f} s")
 
 
 def peak_rss_mb(process: subprocess.Popen) -> float:
@@ -176,6 +184,7 @@ class Target:
     duration: int  # seconds per wrk run
     rounds: int
     settle: bool = False  # wait for llama-server's slots to go idle before each run
+    workloads: tuple[tuple[str, bool], ...] = WORKLOADS  # what it can answer (a peer may not stream)
 
 
 def wait_until_idle(url: str, seconds: float = 300) -> None:
@@ -201,11 +210,13 @@ def measure(targets: dict[str, Target]) -> list[Result]:
             runs = {name: [] for name in targets}
             for round_number in range(max(target.rounds for target in targets.values())):
                 for name, target in targets.items():
-                    if round_number < target.rounds:
+                    if round_number < target.rounds and (scenario, stream) in target.workloads:
                         if target.settle:
                             wait_until_idle(target.url)
                         runs[name].append(run_wrk(target.url, body, connections, target.duration))
             for name, samples in runs.items():
+                if not samples:
+                    continue
                 rps, p50, p99 = (statistics.median(column) for column in zip(*samples))
                 results.append(Result(name, label, connections, rps, p50, p99))
             print(f"measured {label} at {connections} connections", file=sys.stderr, flush=True)
@@ -306,6 +317,46 @@ def table(results: list[Result], starts: dict, rss: dict) -> str:
     return "\n".join(lines)
 
 
+PEER_BASE = "mockllama buggy"  # mockllama as it starts by default, the row each peer is held against
+
+
+def peer_contenders(port_for, workdir: Path) -> tuple[list[tuple], list[str]]:
+    """(name, command, url, env, workloads) of every peer installed here, and how to install the others."""
+    found, missing = [], []
+    for peer in PEERS:
+        problem = peer.missing()
+        if problem:
+            missing.append(problem)
+            continue
+        port = port_for()
+        command, env = peer_command(peer, port, workdir)
+        found.append((peer.name, command, f"http://127.0.0.1:{port}", env, peer.workloads))
+    return found, missing
+
+
+def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
+    return f"{mine / theirs:.{digits}f}x" if theirs else "-"
+
+
+def peer_table(results: list[Result], peers: list[str]) -> str:
+    """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more) and for
+    p50 (below 1: mockllama answers sooner)."""
+    by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
+            + [f"mockllama/{p} req/s" for p in peers] + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers]
+            + [f"mockllama/{p} p50" for p in peers])
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in (r for r in results if r.contender == PEER_BASE):
+        theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
+        cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
+                 + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
+                 + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
+                 + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
+                 + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mockllama.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
@@ -314,43 +365,87 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--journal-cost", action="store_true",
                         help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
                         "req/s, and server CPU per request")
+    parser.add_argument("--no-peers", action="store_true", help="leave out the peer mock servers (aimock, mock-llm)")
+    parser.add_argument("--install-peers", action="store_true",
+                        help="npm install the peer mock servers into MOCKLLAMA_PEERS_DIR (default "
+                        "~/.cache/mockllama/peers) and stop")
+    parser.add_argument("--scale", action="store_true",
+                        help="measure only how start-up, memory, the scenarios command, matching and the 404 "
+                        "grow with the number of recordings (synthetic cassette directories)")
+    parser.add_argument("--with-scale", action="store_true", help="the comparison, then --scale, in one run")
+    parser.add_argument("--scale-sizes", default="100 1000 10000", metavar="'N N ...'",
+                        help="the synthetic directories' sizes in scenarios (default '100 1000 10000')")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    from .bench_scale import parse_sizes, run_scale  # it builds on this module's helpers
+
     if args.floor_server:
         return run_floor(args.floor_server)
+    if args.install_peers:
+        try:
+            return install_peers()
+        except (RuntimeError, subprocess.CalledProcessError) as err:
+            sys.exit(f"mockllama.bench: could not install the peers: {err}")
     if shutil.which("wrk") is None:
         sys.exit("mockllama.bench needs wrk: apt-get install wrk")
-    print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
-    starts, processes, targets = {}, {}, {}
     try:
-        for name, command, url in (journal_contenders if args.journal_cost else contenders)(_free_port):
-            times = []
-            for _ in range(3):
-                process, seconds = start_contender(command, url)
-                times.append(seconds)
-                if len(times) < 3:
-                    process.terminate()
-                    process.wait(timeout=20)
-            starts[name], processes[name] = statistics.median(times), process
-            targets[name] = Target(url, args.duration, args.rounds)
-        if args.journal_cost:
-            pids = {name: (target.url, processes[name].pid) for name, target in targets.items()}
-            cpu_table = journal_cpu_cost(pids, args.duration, args.rounds)
-        results = measure(targets)
-        rss = {name: peak_rss_mb(process) for name, process in processes.items()}
-        if args.llama_server:
-            # Last, so that the generations it keeps running after wrk stops slow nobody else down.
-            # Its replies take 0.1 to 1 s each: one long run per workload says enough.
-            live = Target(args.llama_server.rstrip("/"), max(args.duration, 20), 1, settle=True)
-            results += measure({"llama-server": live})
-    finally:
-        for process in processes.values():
-            process.terminate()
-            process.wait(timeout=20)
+        sizes = parse_sizes(args.scale_sizes)
+    except ValueError:
+        sys.exit(f"mockllama.bench: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}")
+    print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+    if not args.scale:
+        compare(args)
+    if args.scale or args.with_scale:
+        print("\n" + run_scale(sizes, args.duration, _free_port), flush=True)
+
+
+def compare(args) -> None:
+    """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
+    starts, processes, targets, missing = {}, {}, {}, []
+    with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
+        entries = [(*entry, None, WORKLOADS) for entry in
+                   (journal_contenders if args.journal_cost else contenders)(_free_port)]
+        if not (args.journal_cost or args.no_peers):
+            found, missing = peer_contenders(_free_port, Path(workdir))
+            entries += found
+            for problem in missing:
+                print(f"not measured: {problem}", file=sys.stderr, flush=True)
+        try:
+            for name, command, url, env, workloads in entries:
+                times = []
+                for _ in range(3):
+                    process, seconds = start_contender(command, url, env=env)
+                    times.append(seconds)
+                    if len(times) < 3:
+                        process.terminate()
+                        process.wait(timeout=20)
+                starts[name], processes[name] = statistics.median(times), process
+                targets[name] = Target(url, args.duration, args.rounds, workloads=workloads)
+            if args.journal_cost:
+                pids = {name: (target.url, processes[name].pid) for name, target in targets.items()}
+                cpu_table = journal_cpu_cost(pids, args.duration, args.rounds)
+            results = measure(targets)
+            rss = {name: peak_rss_mb(process) for name, process in processes.items()}
+            peers = [name for name, *_ in entries if name in {peer.name for peer in PEERS}]
+            fidelity = [fidelity_row(name, int(targets[name].url.rsplit(":", 1)[1]), targets[name].workloads)
+                        for name in [PEER_BASE, *peers] if name in targets]
+            if args.llama_server:
+                # Last, so that the generations it keeps running after wrk stops slow nobody else down.
+                # Its replies take 0.1 to 1 s each: one long run per workload says enough.
+                live = Target(args.llama_server.rstrip("/"), max(args.duration, 20), 1, settle=True)
+                results += measure({"llama-server": live})
+        finally:
+            for process in processes.values():
+                process.terminate()
+                process.wait(timeout=20)
     print(table(results, starts, rss))
     if args.journal_cost:
         print("\n" + journal_cost(results) + "\n\n" + cpu_table)
-
+        return
+    if peers:
+        print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))
+    for problem in missing:
+        print(f"\nnot measured: {problem}")
 
 if __name__ == "__main__":
     main()

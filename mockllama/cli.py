@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import json
 import logging
@@ -275,6 +276,9 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # What was loaded lives as long as the server: no collection need ever walk it again (with
+    # 10,000 recordings, each full collection would).
+    gc.freeze()
     raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
     access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
     try:

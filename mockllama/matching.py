@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .bounded_cache import ByteBoundedMemo
 from .canonical import canonical_key, canonical_request, first_turn_messages, turn_of, unordered_key
-from .cassettes import Interaction, Scenario
+from .cassettes import Interaction, Scenario, collection_paused
 from .differences import describe, nearest
 from .errors import RequestError
 from .validation import stream_type_error, type_error
@@ -66,8 +66,9 @@ class Matcher:
         self._by_route: dict[tuple[str, str], list[Interaction]] = {}
         self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
         self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
-        for scenario in scenarios.values():
-            self._index(scenario, first_wins=True)
+        with collection_paused():
+            for scenario in scenarios.values():
+                self._index(scenario, first_wins=True)
         # Clients repeat the same request bodies, and a body always selects the same recording:
         # remember recent answers (the profile showed JSON work on every request), 16 MiB of keys at most.
         self._remembered = ByteBoundedMemo(self._select, _key_bytes)
@@ -80,11 +81,10 @@ class Matcher:
             if interaction.request_raw is not None:
                 entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
             if interaction.request_json is not None:
-                body = interaction.request_json
-                entries.append((self._by_key, (*route, canonical_key(interaction.path, body)), interaction))
-                if interaction.request_raw is None:
-                    entries.append((self._orderless, (*route, unordered_key(interaction.path, body)), interaction))
-                later = conversation_key(interaction.path, body)
+                key, orderless, later = interaction.match_keys
+                entries.append((self._by_key, (*route, key), interaction))
+                if orderless is not None:
+                    entries.append((self._orderless, (*route, orderless), interaction))
                 if later is not None:
                     entries.append((self._conversations, (*route, later), interaction.scenario))
             for index, key, value in entries:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +20,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from . import cors
 from .behaviours import Reply
 from .cassettes import Scenario
+from .corking import corked
 from .errors import RequestError, error_body
 from .faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
 from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
@@ -228,12 +230,13 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
     trace.bytes_sent, trace.finished = 0, False
     await response.prepare(request)
     try:
-        for event, delay in zip(reply.events, delays):
-            due += delay
-            if due > loop.time():
-                await asyncio.sleep(due - loop.time())
-            await response.write(event.raw)  # one recorded block per chunk, sent as it is written
-            trace.bytes_sent += len(event.raw)
+        with nullcontext() if paced else corked(request):
+            for event, delay in zip(reply.events, delays):
+                due += delay
+                if due > loop.time():
+                    await asyncio.sleep(due - loop.time())
+                await response.write(event.raw)  # one recorded block per chunk, sent as it is written
+                trace.bytes_sent += len(event.raw)
         # aiohttp ends the stream once the handler returns: after the journal has its entry, so
         # a client can never see the end of a stream before the journal does.
         trace.finished = True

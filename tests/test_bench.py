@@ -1,4 +1,5 @@
-"""The benchmark the README documents still runs and prints its whole table (numbers not judged)."""
+"""The benchmark the README documents still runs and prints its whole tables (numbers not judged):
+the comparison with the floor and the peers, and the scale mode."""
 
 from __future__ import annotations
 
@@ -10,19 +11,76 @@ import sys
 
 import pytest
 
+from mockllama.bench_peers import PEERS
 
-def test_benchmark_prints_every_contender_workload_and_figure():
+CONTENDERS = ("floor (bare aiohttp)", "mockllama buggy", "mockllama fixed", "mockllama spec")
+WORKLOADS = {("text-cut-8 json", "1"), ("text-cut-8 json", "64"), ("poem-finishes stream", "1"),
+             ("poem-finishes stream", "64")}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def bench_tools():
     if os.environ.get("MOCKLLAMA_BENCH") == "0":
         pytest.skip("MOCKLLAMA_BENCH=0: the benchmark smoke run is switched off")
     if shutil.which("wrk") is None:
         pytest.fail("the benchmark needs wrk: apt-get install wrk (or set MOCKLLAMA_BENCH=0)")
-    result = subprocess.run([sys.executable, "-m", "mockllama.bench", "--duration", "1", "--rounds", "1"],
-                            capture_output=True, text=True, timeout=300)
+    missing = [problem for problem in (peer.missing() for peer in PEERS) if problem]
+    if missing:  # .ci/run installs them: a missing peer is a broken set-up, not a reason to skip
+        pytest.fail("; ".join(missing))
+
+
+def _bench(*args: str, timeout: int) -> str:
+    result = subprocess.run([sys.executable, "-m", "mockllama.bench", *args], capture_output=True, text=True,
+                            timeout=timeout)
     assert result.returncode == 0, result.stderr
-    rows = re.findall(r"^\| (floor \(bare aiohttp\)|mockllama buggy|mockllama fixed|mockllama spec) \| (.+?) \| (\d+) \| ([\d,]+) \|",
-                      result.stdout, re.M)
-    assert len(rows) == 16
-    assert {(row[1], row[2]) for row in rows} == {("text-cut-8 json", "1"), ("text-cut-8 json", "64"),
-                                                 ("poem-finishes stream", "1"), ("poem-finishes stream", "64")}
+    return result.stdout
+
+
+def _rows(table_head: str, text: str) -> list[list[str]]:
+    """The body rows of the markdown table whose header starts with ``table_head``."""
+    block = text[text.index(table_head):].split("\n\n")[0].splitlines()
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in block[2:]]
+
+
+def test_benchmark_prints_every_contender_peer_workload_and_figure():
+    out = _bench("--duration", "1", "--rounds", "1", timeout=400)
+    rows = re.findall(r"^\| ([^|]+?) \| (text-cut-8 json|poem-finishes stream) \| (\d+) \| ([\d,]+) \|", out, re.M)
+    mine = [row for row in rows if row[0] in CONTENDERS]
+    assert len(mine) == 16
+    assert {(row[1], row[2]) for row in mine} == WORKLOADS
     assert all(int(row[3].replace(",", "")) > 0 for row in rows)
-    assert len(re.findall(r"^\| .+ \| \d+ ms \| [\d.]+ MB \|$", result.stdout, re.M)) == 4
+    # aimock serves both workloads; mock-llm has no Responses stream, so only the JSON one
+    assert {(row[1], row[2]) for row in rows if row[0] == "aimock"} == WORKLOADS
+    assert {(row[1], row[2]) for row in rows if row[0] == "mock-llm"} == {w for w in WORKLOADS if "json" in w[0]}
+    starts = re.findall(r"^\| (.+) \| \d+ ms \| [\d.]+ MB \|$", out, re.M)
+    assert starts == [*CONTENDERS, "aimock", "mock-llm"]
+
+    peers = _rows("| workload | conns | mockllama req/s | aimock req/s | mock-llm req/s |", out)
+    assert [(row[0], row[1]) for row in peers] == [("text-cut-8 json", "1"), ("text-cut-8 json", "64"),
+                                                   ("poem-finishes stream", "1"), ("poem-finishes stream", "64")]
+    for row in peers:
+        assert len(row) == 11
+        assert re.fullmatch(r"[\d.]+x", row[5]) and re.fullmatch(r"[\d.]+x", row[9])  # mockllama/aimock
+        stream = "stream" in row[0]
+        assert (row[4] == "not served") is stream and (row[6] == "-") is stream  # mock-llm
+
+    fidelity = {row[0]: row[1:] for row in _rows("| contender | text-cut-8 json body |", out)}
+    assert fidelity["mockllama buggy"] == ["same bytes", "same bytes", "same names, same order", "yes"]
+    assert fidelity["mock-llm"][0] == "same bytes" and fidelity["mock-llm"][1] == "no Responses stream"
+    assert set(fidelity) == {"mockllama buggy", "aimock", "mock-llm"}
+
+
+def test_scale_mode_prints_every_size_and_figure():
+    out = _bench("--scale", "--scale-sizes", "12 30", "--duration", "1", timeout=400)
+    rows = _rows("| recordings | scenarios | interactions |", out)
+    assert [row[0] for row in rows] == ["bundled", "synthetic 12", "synthetic 30"]
+    assert [int(row[1]) for row in rows[1:]] == [12, 30]  # distinct scenarios, as many as asked for
+    for row in rows:
+        assert int(row[2].replace(",", "")) >= int(row[1].replace(",", ""))
+        assert re.fullmatch(r"[\d,]+ ms", row[3]) and re.fullmatch(r"[\d,]+ ms", row[4])
+        assert re.fullmatch(r"\d+ MB", row[5]) and re.fullmatch(r"[\d.]+ s", row[6])
+        assert re.fullmatch(r"[\d.]+ ms", row[7]) and re.fullmatch(r"[\d.]+ ms", row[8])
+        assert re.fullmatch(r"[\d,]+ B", row[9])
+    plugin = _rows("| pytest plugin session", out)
+    assert [row[0] for row in plugin] == ["bundled recordings only", "plus 30 extra scenarios"]
+    assert all(re.fullmatch(r"[\d.]+ s", row[1]) for row in plugin)

@@ -1,0 +1,103 @@
+"""The cassette index: a directory loads from it as it would from the cassettes, and only while
+they are as they were; it is never trusted from the cassette directory itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mockllama import cassette_index
+from mockllama.cassettes import CassetteError, IndexedInteraction, bundled_cassette_dir, load_scenarios
+from mockllama.matching import Matcher
+
+FIELDS = ("scenario", "method", "path", "request_raw", "request_json", "status", "reason", "headers", "body", "turn",
+          "match_keys")
+
+
+@pytest.fixture
+def index_dir(tmp_path, monkeypatch):
+    where = tmp_path / "index"
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", str(where))
+    return where
+
+
+@pytest.fixture
+def cassettes(tmp_path):
+    directory = tmp_path / "cassettes"
+    directory.mkdir()
+    for name in ("text-cut-8", "poem-finishes", "messages-cut-8"):
+        shutil.copy(next(bundled_cassette_dir().rglob(f"{name}.yaml")), directory / f"{name}.yaml")
+    return directory
+
+
+def _as_values(scenarios) -> dict:
+    return {name: [tuple(getattr(i, field) for field in FIELDS) for i in scenario.interactions]
+            for name, scenario in scenarios.items()}
+
+
+def test_a_directory_loads_from_its_index_as_from_its_cassettes(cassettes, index_dir, monkeypatch):
+    first = load_scenarios([cassettes])
+    assert not any(isinstance(i, IndexedInteraction) for s in first.values() for i in s.interactions)
+    assert len(list(index_dir.iterdir())) == 1
+    again = load_scenarios([cassettes])
+    assert all(isinstance(i, IndexedInteraction) for s in again.values() for i in s.interactions)
+    assert _as_values(again) == _as_values(first)
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
+    assert _as_values(load_scenarios([cassettes])) == _as_values(first)
+
+
+def test_indexed_recordings_are_matched_as_read_ones(cassettes, index_dir):
+    load_scenarios([cassettes])
+    indexed = Matcher(load_scenarios([cassettes]))
+    interaction = next(i for i in indexed.scenarios["text-cut-8"].interactions if i.path == "/v1/responses")
+    raw = interaction.request_raw or __import__("json").dumps(interaction.request_json).encode()
+    assert indexed.select("POST", "/v1/responses", raw).interaction is interaction
+
+
+def test_a_changed_cassette_is_read_again_and_a_broken_one_still_stops_the_load(cassettes, index_dir):
+    load_scenarios([cassettes])
+    path = cassettes / "text-cut-8.yaml"
+    path.write_text(path.read_text().replace("Count from 1 to 200", "Count from 1 to 300"))
+    reloaded = load_scenarios([cassettes])
+    assert not isinstance(reloaded["text-cut-8"].interactions[0], IndexedInteraction)
+    assert "Count from 1 to 300" in str(reloaded["text-cut-8"].interactions[0].request_json)
+    assert isinstance(reloaded["poem-finishes"].interactions[0], IndexedInteraction)
+    path.write_text("interactions: [")
+    with pytest.raises(CassetteError, match="not valid YAML"):
+        load_scenarios([cassettes])
+    (cassettes / "added.yaml").write_text("")
+    path.unlink()
+    with pytest.raises(CassetteError, match="empty"):
+        load_scenarios([cassettes])
+
+
+def test_an_index_that_cannot_be_read_is_rebuilt(cassettes, index_dir):
+    expected = _as_values(load_scenarios([cassettes]))
+    (index_file,) = index_dir.iterdir()
+    index_file.write_bytes(index_file.read_bytes()[:100])
+    assert _as_values(load_scenarios([cassettes])) == expected
+    assert _as_values(load_scenarios([cassettes])) == expected
+    assert index_file.stat().st_size > 100
+
+
+def test_nothing_is_written_beside_the_cassettes_and_off_writes_nothing(cassettes, tmp_path, monkeypatch):
+    before = sorted(os.listdir(cassettes))
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
+    load_scenarios([cassettes])
+    assert cassette_index.index_path(cassettes) is None
+    monkeypatch.delenv("MOCKLLAMA_INDEX_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    load_scenarios([cassettes])
+    assert sorted(os.listdir(cassettes)) == before
+    assert [p.parent for p in (tmp_path / "cache").rglob("*.index")] == [tmp_path / "cache" / "mockllama" / "index"]
+
+
+def test_serve_and_scenarios_read_the_index_the_same(cassettes, index_dir):
+    command = [sys.executable, "-m", "mockllama", "scenarios", "--json", "--cassettes", str(cassettes)]
+    first = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert len(list(index_dir.iterdir())) == 1
+    assert subprocess.run(command, capture_output=True, text=True, check=True).stdout == first
