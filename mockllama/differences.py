@@ -99,7 +99,13 @@ MATCHERS = {"messages": messages, "tools": tools, "fields": other_fields}
 
 
 def differences(path: str, sent, recorded) -> list[Difference]:
-    mine, theirs = canonical_request(path, sent), canonical_request(path, recorded)
+    return _differences(path, canonical_request(path, sent), recorded)
+
+
+def _differences(path: str, mine, recorded) -> list[Difference]:
+    """``differences`` with the sent request already in canonical form (a 404 compares it with
+    every recording of the route: thousands, in a large directory)."""
+    theirs = canonical_request(path, recorded)
     if not isinstance(mine, dict) or not isinstance(theirs, dict):
         return [] if _same(mine, theirs) else [Difference("body", mine, theirs)]
     found = [difference for matcher in MATCHERS.values() for difference in matcher(mine, theirs)]
@@ -115,12 +121,12 @@ def _renamed(difference: Difference) -> Difference:
 
 def nearest(path: str, body, candidates: list[Interaction]) -> list[tuple[Interaction, list[Difference]]]:
     """Every candidate with the fewest differences, one per scenario and turn."""
-    scored, seen = [], set()
+    scored, seen, mine = [], set(), canonical_request(path, body)
     for interaction in candidates:
         if (interaction.scenario, interaction.turn) in seen:
             continue
         seen.add((interaction.scenario, interaction.turn))
-        scored.append((interaction, differences(path, body, interaction.request_json)))
+        scored.append((interaction, _differences(path, mine, interaction.request_json)))
     fewest = min(len(found) for _, found in scored)
     return [(interaction, found) for interaction, found in scored if len(found) == fewest]
 

@@ -30,6 +30,8 @@ from .validation import stream_type_error, type_error
 
 # Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
 REMEMBERED_BODY_BYTES = 64 * 1024
+# The 404 names at most this many of the equally near scenarios (and counts the rest).
+MAX_LISTED = 10
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,10 @@ class Matcher:
             )
         closest = nearest(path, body, candidates)
         count = len(closest[0][1])
-        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
+        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}"
+                           for i, differences in closest[:MAX_LISTED])
+        if len(closest) > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
+            listed += f"; and {len(closest) - MAX_LISTED} more as near"
         differ = f"{count} difference{'s' if count != 1 else ''}"
         label = (f"Nearest scenario ({differ})" if len(closest) == 1
                  else f"Nearest scenarios ({len(closest)}, equally near, {differ} each)")
