@@ -34,6 +34,9 @@ CUT_TABLE = {
     "thinking-cut-12": True,
     "thinking-cut-32": True,
     "thinking-finishes": False,
+    # catalogue multi-item: two function_call items; the cut falls inside the second
+    "tool-two-calls-finishes": False,
+    "tool-two-calls-cut-70": True,
 }
 CUT = sorted(name for name, cut in CUT_TABLE.items() if cut)
 
@@ -142,7 +145,8 @@ def test_event_line_equals_type_and_every_call_gets_arguments_done_first(server,
             assert done_event == "response.function_call_arguments.done"
             assert done["item_id"] == data["item"]["id"]
             assert done["name"] == data["item"]["name"]
-            deltas = "".join(d["delta"] for e, d in pairs if e == "response.function_call_arguments.delta")
+            deltas = "".join(d["delta"] for e, d in pairs
+                             if e == "response.function_call_arguments.delta" and d["item_id"] == done["item_id"])
             assert done["arguments"] == deltas == data["item"]["arguments"]
 
 

@@ -6,6 +6,7 @@ import json
 
 import openai
 import pytest
+import yamlkit
 from httpkit import call, request_bytes, sse_pairs
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import BaseModel, TypeAdapter
@@ -78,10 +79,14 @@ def test_sequence_numbers_are_gapless_from_zero(server, name):
 @pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
 def test_indexes_and_lifecycle_objects(server, name):
     pairs = _get(server, "spec", name, True)
+    # Each item's position, in the order the recording added them (one item: always 0).
+    added = [e["item"]["id"] for e in yamlkit.find(name, "/v1/responses", True).events()
+             if e["type"] == "response.output_item.added"]
     for event, data in pairs:
         if event.startswith(("response.output_item", "response.content_part", "response.output_text",
                              "response.function_call_arguments")):
-            assert data["output_index"] == 0
+            item_id = data["item"]["id"] if "item" in data else data["item_id"]
+            assert data["output_index"] == added.index(item_id)
         if event.startswith(("response.content_part", "response.output_text")):
             assert data["content_index"] == 0
         if event == "response.content_part.added" and data["part"]["type"] == "output_text":
