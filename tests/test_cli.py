@@ -131,6 +131,7 @@ def test_scenarios_lists_each_with_status_and_twin(tmp_path):
     result = subprocess.run([*MOCKLLAMA, "scenarios"], capture_output=True, text=True, cwd=tmp_path, check=True)
     lines = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
     assert sorted(lines) == sorted(catalogued_names())
+    assert lines["tool-two-calls-cut-70"][:6] == ["tool-two-calls-cut-70", "1", "70", "completed", "incomplete", "length"]
     assert lines["text-cut-8"][:6] == ["text-cut-8", "1", "8", "completed", "incomplete", "length"]
     assert lines["text-exact-limit"][:6] == ["text-exact-limit", "1", "8", "completed", "completed", "stop"]
     assert lines["tool-finishes"][5] == "tool_calls"
