@@ -325,7 +325,9 @@ def _judge(response: dict, twin_reason: str | None, probe: str) -> tuple[str, st
     if twin_reason != "length":
         return "unknown", (f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
                            "inside the limit, so this probe proves nothing")
-    items = _function_calls(response) + _reasoning_items(response)
+    # The cut falls in the last item (a function call or reasoning being generated); an item before
+    # it finished, and says so rightly.
+    items = [item for item in (response.get("output") or [])[-1:] if item.get("type") in ("function_call", "reasoning")]
     statuses = [response.get("status")] + [item.get("status") for item in items]
     if "completed" in statuses:
         return "dishonest", "the chat twin says 'length' but /v1/responses says 'completed'"

@@ -32,8 +32,8 @@ def _responses(scenario, stream: bool):
     return interaction if interaction is not None and interaction.status == 200 else None
 
 
-# The patched set was recorded from the default catalogue; the stock set's other catalogues
-# (server errors, multi-item) have no patched recording to compare with.
+# The patched set was recorded from the default and forced-thinking catalogues; the stock set's other
+# catalogues (server errors, multi-item) have no patched recording to compare with.
 CASES = [(name, stream) for name in sorted(PATCHED) for stream in (False, True) if _responses(STOCK[name], stream)]
 
 
