@@ -7,11 +7,14 @@
 # promise: check's verdict, the cassette loader's validation) and runs only the offline tests
 # that exercise it, in a scratch copy of the checkout, so the working tree is never touched.
 # Needs the dev extra: pip install -e ".[test,dev]". MUTATION_CHILDREN (default 2) bounds the
-# parallel test processes. The score is caught / judged: killed (or timed out) over every mutant
-# run, those no test even calls included; the survivors' diffs land in mutants-report/.
+# parallel test processes; MUTATION_TIMEOUT (seconds, default 0 = none) stops a target's run
+# early, and the mutants it did not reach are reported as 'not checked'. The score is caught /
+# judged: killed (or timed out) over every mutant run, those no test even calls included; the
+# survivors' diffs land in mutants-report/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 children="${MUTATION_CHILDREN:-2}"
+limit="${MUTATION_TIMEOUT:-0}"  # seconds per target; 0: no limit
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(behaviours spec matching check cassettes)
 
@@ -27,7 +30,7 @@ spec_for() {
     spec) echo "mockllama/spec.py|mockllama.spec.*|tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
     matching) echo "mockllama/matching.py|mockllama.matching.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py" ;;
     check) echo "mockllama/check.py|mockllama.check.x__judge__mutmut_* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py" ;;
-    cassettes) echo "mockllama/cassettes.py|mockllama.cassettes.x_load_cassette__* mockllama.cassettes.x_cassette_files__* mockllama.cassettes.x_load_scenarios__* mockllama.cassettes.x__interaction__* mockllama.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_cassette_validation.py" ;;
+    cassettes) echo "mockllama/cassettes.py|mockllama.cassettes.x_load_cassette__* mockllama.cassettes.x_cassette_files__* mockllama.cassettes.x_load_scenarios__* mockllama.cassettes.x__interaction__* mockllama.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_hardening_cassettes.py tests/test_cassette_validation.py" ;;
     *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
   esac
 }
@@ -60,8 +63,13 @@ TOML
   echo "== $target: mutating $module against: ${existing[*]}"
   started=$(date +%s)
   # shellcheck disable=SC2086
-  (cd "$work" && mutmut run --max-children "$children" $patterns > "$report/$target.run.log" 2>&1) || {
-    echo "mutation.sh: mutmut failed for $target; see $report/$target.run.log" >&2; exit 1; }
+  status=0
+  (cd "$work" && timeout "$limit" mutmut run --max-children "$children" $patterns > "$report/$target.run.log" 2>&1) || status=$?
+  if [ "$status" = 124 ]; then
+    echo "mutation.sh: $target stopped after MUTATION_TIMEOUT=$limit s; the mutants not run count as 'not checked'" >&2
+  elif [ "$status" != 0 ]; then
+    echo "mutation.sh: mutmut failed for $target; see $report/$target.run.log" >&2; exit 1
+  fi
   (cd "$work" && mutmut results --all true > "$report/$target.results.txt" 2>&1)
   python - "$report/$target.results.txt" "$target" "$(( $(date +%s) - started ))" $patterns <<'PY'
 import fnmatch, sys
