@@ -8,7 +8,9 @@
 # that exercise it, in a scratch copy of the checkout, so the working tree is never touched.
 # Needs the dev extra: pip install -e ".[test,dev]". MUTATION_CHILDREN (default 2) bounds the
 # parallel test processes; MUTATION_TIMEOUT (seconds, default 0 = none) stops a target's run
-# early, and the mutants it did not reach are reported as 'not checked'. The score is caught /
+# early, and the mutants it did not reach are reported as 'not checked'. MUTATION_TESTS (paths,
+# space-separated) replaces a target's tests: fewer tests can only catch fewer mutants, so the
+# score it gives is a lower bound of the full selection's. The score is caught /
 # judged: killed (or timed out) over every mutant run, those no test even calls included; the
 # survivors' diffs land in mutants-report/.
 set -euo pipefail
@@ -42,6 +44,7 @@ mkdir -p "$report"
 
 for target in "${targets[@]}"; do
   IFS='|' read -r module patterns tests < <(spec_for "$target")
+  tests="${MUTATION_TESTS:-$tests}"  # only these tests: the score is then a lower bound of the full selection's
   work="$(mktemp -d "${TMPDIR:-/tmp}/mockllama-mutation-$target.XXXXXX")"
   if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then  # the checkout's files, untracked ones included
     (cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$work")
