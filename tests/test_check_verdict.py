@@ -17,9 +17,14 @@ import json
 import pytest
 import yamlkit
 
-from mockllama.check import Observation, ProbeResult, Report, _judge
+from mockllama.check import Observation, ProbeResult, Report
+from mockllama.check import _judge as _judge_probe
 
 INCOMPLETE = {"reason": "max_output_tokens"}
+
+
+def _judge(reply: dict, twin_reason, probe: str = "tool"):
+    return _judge_probe(reply, twin_reason, probe)
 
 
 def _recorded(name: str) -> dict:
@@ -87,6 +92,22 @@ def test_a_reply_neither_completed_nor_honestly_incomplete_is_unknown(status, de
 def test_a_reply_without_output_is_judged_by_its_status():
     assert _judge({"status": "completed", "output": None}, "length")[0] == "dishonest"
     assert _judge({"status": "incomplete", "incomplete_details": INCOMPLETE}, "length")[0] == "honest"
+
+
+def test_the_reasoning_probe_needs_a_reasoning_item_and_judges_it():
+    """The forced-thinking recordings: llama-server parses everything as reasoning, and its cut
+    reasoning item says completed like the rest."""
+    thinking = _recorded("thinking-cut-12")
+    assert yamlkit.chat_finish_reason("thinking-cut-12", False) == "length"
+    assert [item["type"] for item in thinking["output"]][-1:] == ["reasoning"]
+    assert _judge(thinking, "length", "reasoning")[0] == "dishonest"
+    verdict, reason = _judge(_recorded("text-cut-8"), "length", "reasoning")
+    assert verdict == "unknown" and reason.startswith("the reply carries no reasoning item")
+    honest = copy.deepcopy(thinking)
+    honest["status"], honest["incomplete_details"] = "incomplete", dict(INCOMPLETE)
+    assert _judge(honest, "length", "reasoning")[0] == "dishonest"  # the reasoning item still says completed
+    honest["output"][-1]["status"] = "incomplete"
+    assert _judge(honest, "length", "reasoning")[0] == "honest"
 
 
 def _report(*verdicts: str) -> Report:

@@ -99,3 +99,12 @@ def start_forced_thinking_server(llama_installed, tmp_path_factory):
     yield _starter(tmp_path_factory, ("--setup", "smollm2-135m-forced-thinking"), servers)
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def start_patched_forced_thinking_server(patched_llama_installed, tmp_path_factory):
+    """Start fresh patched llama-servers with the forced-thinking set-up."""
+    servers = []
+    yield _starter(tmp_path_factory, ("--patched", "--setup", "smollm2-135m-forced-thinking"), servers)
+    for server in servers:
+        server.stop()

@@ -1,8 +1,10 @@
 """The bundled cassettes themselves, replayed by mockllama and held against a fresh llama-server.
 
 The other live tests compare a fresh recording with the live server; this one checks what ships.
-For each bundled set, every recorded request (the recorded bytes, in the order they were recorded)
-goes to a fresh llama-server and to mockllama serving that set (``/buggy``: as recorded). The two
+For each bundled set (stock and patched, default and forced-thinking catalogues, and the
+multi-item one), every recorded request (the recorded bytes, in the order they were recorded)
+goes to a fresh llama-server started as that set was, and to mockllama serving the set
+(``/buggy``: as recorded). The two
 replies must carry the same generated content: status, text and text deltas, tool arguments and
 their deltas, item statuses, finish and stop reasons, token counts, the SSE event sequence, and
 llama-server's error bodies. Ids, timestamps, timings and the prompt cache's ``cached_tokens``
@@ -28,13 +30,15 @@ from mockllama.catalogue import load_catalogue
 from mockllama.server import create_app
 
 pytestmark = pytest.mark.live
-CATALOGUES = Path(__file__).resolve().parents[2] / "mockllama" / "catalogues"
-# (directory of the set, the catalogue it was recorded from (None: the default), patched server?)
+STOCK, PATCHED = bundled_cassette_dir() / "llama-server-b11434", patched_cassette_dir() / "llama-server-b11434-patched"
+# set -> (its directory, the catalogue it was recorded from, the fixture that starts its server)
 SETS = {
-    "stock": (bundled_cassette_dir() / "llama-server-b11434" / "smollm2-135m-instruct-q4_1", None, False),
-    "multi-item": (bundled_cassette_dir() / "llama-server-b11434" / "smollm2-135m-instruct-q4_1-multi-item",
-                   CATALOGUES / "multi-item.json", False),
-    "patched": (patched_cassette_dir() / "llama-server-b11434-patched" / "smollm2-135m-instruct-q4_1", None, True),
+    "stock": (STOCK / "smollm2-135m-instruct-q4_1", None, "start_llama_server"),
+    "stock-forced-thinking": (STOCK / "smollm2-135m-forced-thinking", "forced-thinking", "start_forced_thinking_server"),
+    "multi-item": (STOCK / "smollm2-135m-instruct-q4_1-multi-item", "multi-item", "start_llama_server"),
+    "patched": (PATCHED / "smollm2-135m-instruct-q4_1", None, "start_patched_llama_server"),
+    "patched-forced-thinking": (PATCHED / "smollm2-135m-forced-thinking", "forced-thinking",
+                                "start_patched_forced_thinking_server"),
 }
 # Differ on every run, or with the machine: not generated content.
 VOLATILE = {"id", "item_id", "call_id", "created_at", "created", "completed_at", "timings", "cached_tokens"}
@@ -97,12 +101,10 @@ def _in_recorded_order(directory: Path, catalogue: Path | None):
 
 
 @pytest.mark.parametrize("name", list(SETS))
-def test_every_bundled_recording_replays_what_a_fresh_llama_server_generates(
-        name, request, start_llama_server):
-    directory, catalogue, patched = SETS[name]
+def test_every_bundled_recording_replays_what_a_fresh_llama_server_generates(name, request):
+    directory, catalogue, starter = SETS[name]
     scenarios, sends = _in_recorded_order(directory, catalogue)
-    starter = request.getfixturevalue("start_patched_llama_server") if patched else start_llama_server
-    live = starter()
+    live = request.getfixturevalue(starter)()
     differences = []
     try:
         with BackgroundServer(create_app(scenarios)) as replay:
