@@ -43,7 +43,9 @@ class BackgroundServer:
 
     def stop(self) -> None:
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=30)
+            # No time limit here: the app's own clean-up bounds itself (recordings in progress
+            # are given up to the upstream timeout to finish).
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
             self._runner = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)

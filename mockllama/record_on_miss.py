@@ -224,10 +224,24 @@ class Recorder:
         async with open_session(self.options.upstream) as session:
             self.session = session
             yield
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._finish_in_flight(self.options.upstream.timeout)
         self.session = None
+
+    async def _finish_in_flight(self, seconds: float) -> None:
+        """At shutdown, let the recordings in the air finish (often a twin, fetched after the
+        client had its reply): a test session that ends right after its last request must still
+        find that request recorded when it runs offline. Only what outlasts ``seconds`` is dropped."""
+        if not self._tasks:
+            return
+        log.warning("mockllama: finishing %d recording(s) in progress before stopping (up to %g s)",
+                    len(self._tasks), seconds)
+        _, late = await asyncio.wait(set(self._tasks), timeout=seconds)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        if late:
+            log.warning("mockllama: %d recording(s) did not finish within %g s; nothing of them was written",
+                        len(late), seconds)
 
     @property
     def in_flight(self) -> int:

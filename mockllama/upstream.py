@@ -46,11 +46,18 @@ def parse_upstream(address: str, timeout: float = DEFAULT_TIMEOUT) -> Upstream:
         raise ValueError("the upstream must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080")
     if url.path.rstrip("/").endswith("/v1"):
         raise ValueError("give the upstream's base URL without /v1, e.g. http://127.0.0.1:8080")
+    if url.query_string or url.fragment:
+        # Dropping it silently would send a request the upstream refuses, and record that refusal.
+        raise ValueError(
+            "the upstream URL must not have a query or fragment (not repeated here: it may hold a key); "
+            "llama-server reads its key only from a header. Let your client send it (Authorization and "
+            "X-Api-Key are forwarded, never written), or write it as http://user:password@host:port"
+        )
     authorization = None
     if url.user or url.password:
         pair = f"{url.user or ''}:{url.password or ''}".encode("utf-8")
         authorization = "Basic " + base64.b64encode(pair).decode("ascii")
-    clean = url.with_user(None).with_query(None).with_fragment(None)
+    clean = url.with_user(None)
     return Upstream(str(clean).rstrip("/"), authorization, timeout)
 
 

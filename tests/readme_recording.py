@@ -34,7 +34,8 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(command: str, upstream: str, port: int, cwd: Path) -> subprocess.Popen:
+def start_mockllama(command: str, port: int, cwd: Path, upstream: str = README_UPSTREAM) -> subprocess.Popen:
+    """Run a `mockllama serve ...` command line (the README's upstream replaced) on `port`."""
     args = shlex.split(command.replace(README_UPSTREAM, upstream))
     assert args[0] == "mockllama"
     process = subprocess.Popen([sys.executable, "-m", "mockllama", *args[1:], "--port", str(port)], cwd=cwd,
@@ -52,7 +53,7 @@ def _serve(command: str, upstream: str, port: int, cwd: Path) -> subprocess.Pope
     raise AssertionError(f"{command!r} did not listen on port {port}")
 
 
-def _stop(process: subprocess.Popen) -> str:
+def stop_mockllama(process: subprocess.Popen) -> str:
     process.terminate()
     try:
         output, _ = process.communicate(timeout=20)
@@ -68,12 +69,12 @@ def run_section(upstream: str, workdir: Path) -> list[tuple[str, str]]:
     results = []
     for command in commands:
         port = _free_port()
-        server = _serve(command, upstream, port, workdir)
+        server = start_mockllama(command, port, workdir, upstream)
         try:
             ran = subprocess.run([sys.executable, "-c", example.replace(README_PORT, str(port))], cwd=workdir,
                                  capture_output=True, text=True, timeout=300)
         finally:
-            log = _stop(server)
+            log = stop_mockllama(server)
         assert ran.returncode == 0, ran.stderr + log
         results.append((log, ran.stdout.strip()))
     return results

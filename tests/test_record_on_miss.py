@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from click.testing import CliRunner
 from httpkit import call, chunks_on_the_wire, post_json, sse_pairs
 from recordings import SCENARIOS
 
 from mockllama.background import BackgroundServer
 from mockllama.cassettes import load_cassette, load_scenarios
+from mockllama.cli import main
 from mockllama.errors import RequestError
 from mockllama.record_mode import RecordMode, decide, parse_record_mode
 from mockllama.record_on_miss import RecordOnMiss, slug_name, Sent
@@ -208,6 +210,19 @@ def test_a_client_that_goes_away_mid_stream_does_not_cut_the_recording(upstream,
     name = slug_name(Sent("POST", "/v1/responses", "", body, (), None))
     scenario = load_cassette(_recorded(tmp_path / "recorded" / f"{name}.yaml"))
     assert scenario.interactions[0].body == SCENARIOS["text-cut-64"].find("POST", "/v1/responses", True).body
+
+
+def test_stopping_the_server_finishes_the_recording_in_progress(upstream, tmp_path):
+    # A test session that ends right after its last request: the client has its reply, the twin
+    # (paced: ~0.8 s for text-cut-64's stream) is still running when the server stops.
+    seen = Seen()
+    options = RecordOnMiss(parse_upstream(upstream(pace=0.1, seen=seen).url), tmp_path / "recorded", RecordMode.NEW)
+    with BackgroundServer(create_app({}, record_on_miss=options)) as mock:
+        call(mock.url, "POST", "/buggy/v1/responses", _request("text-cut-64", True))
+        assert "/v1/chat/completions" not in seen.paths()  # the twin has not finished yet
+    recorded = load_scenarios([tmp_path / "recorded"])
+    (scenario,) = recorded.values()
+    assert [i.path for i in scenario.interactions] == ["/v1/responses", "/v1/chat/completions"]
 
 
 @pytest.mark.parametrize("behaviour", ["fixed", "spec"])
@@ -412,6 +427,16 @@ def test_secrets_never_reach_the_record_directory(upstream, proxy, tmp_path):
     with seen.lock:
         sent = [headers for path, _, _, headers in seen.calls if path == "/v1/responses"]
     assert sent[0]["Authorization"].startswith("Basic ")  # the URL's credentials were used, not stored
+
+
+@pytest.mark.parametrize("tail", [f"/?api_key={SECRET}", f"?key={SECRET}", f"/#{SECRET}"])
+def test_an_upstream_url_with_a_query_is_refused_without_repeating_it(tail):
+    with pytest.raises(ValueError, match="must not have a query") as refused:
+        parse_upstream(f"http://127.0.0.1:8080{tail}")
+    assert SECRET not in str(refused.value) and "X-Api-Key" in str(refused.value)
+    result = CliRunner().invoke(main, ["serve", "--upstream", f"http://127.0.0.1:8080{tail}"])
+    assert result.exit_code == 2 and "must not have a query" in result.output and SECRET not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_slug_names_are_readable_and_stable():

@@ -60,13 +60,14 @@ def patched_llama_installed() -> None:
 
 
 def _starter(tmp_path_factory, flags: tuple[str, ...], servers: list):
-    def start() -> LiveServer:
+    def start(*server_args: str) -> LiveServer:
+        """A fresh llama-server; server_args are added to its command line (e.g. "--api-key", KEY)."""
         port = free_port()
         command = subprocess.run(["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True,
                                  text=True, check=True).stdout.strip()
         log = tmp_path_factory.mktemp("llama-server") / "server.log"
         with log.open("w") as sink:
-            process = subprocess.Popen(shlex.split(command), stdout=sink, stderr=subprocess.STDOUT)
+            process = subprocess.Popen([*shlex.split(command), *server_args], stdout=sink, stderr=subprocess.STDOUT)
         servers.append(LiveServer(f"http://127.0.0.1:{port}", command, process))
         wait_for_health(servers[-1].url, process, log)
         return servers[-1]
