@@ -14,6 +14,10 @@ mockllama's against each peer's; the fidelity table says what a client sees of e
 
 A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
 the table gives the median of the rounds (and of three start-ups).
+
+``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
+server CPU per request (from /proc), and journalling's own time per request, in process, as a
+share of that CPU time (the steadiest of the three on a shared machine).
 """
 
 from __future__ import annotations
@@ -273,6 +277,55 @@ def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds:
     return "\n".join(lines)
 
 
+def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[float, float]:
+    """In process, no network: the ``journalled`` wrapper around a handler that returns a reply like
+    a replay's (its headers, a 1 KB body), with the journal on (the default size) and off.
+    (on, off) medians in microseconds per request. Other work on a shared machine slows both
+    alike, so their difference says what journalling adds far more steadily than wrk's req/s."""
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journalled
+
+    headers = {"Content-Type": "application/json", "X-Mockllama-Behaviour": "buggy",
+               "X-Mockllama-Scenario": "text-cut-8", "X-Mockllama-Selected-By": "match"}
+
+    async def reply(request: web.Request) -> web.Response:
+        return web.Response(body=b"x" * 1024, headers=headers)
+
+    async def per_request(size: int) -> float:
+        app = web.Application()
+        app[JOURNAL] = Journal(size)
+        handler = journalled(reply)
+        pool = [make_mocked_request("POST", "/buggy/v1/responses", app=app) for _ in range(64)]
+        started = time.perf_counter()
+        for number in range(requests):
+            await handler(pool[number % len(pool)])
+        return (time.perf_counter() - started) / requests * 1e6
+
+    async def both() -> tuple[list[float], list[float]]:
+        on, off = [], []
+        for _ in range(rounds):  # in turns, as the servers are measured
+            off.append(await per_request(0))
+            on.append(await per_request(DEFAULT_JOURNAL_SIZE))
+        return on, off
+
+    on, off = asyncio.run(both())
+    return statistics.median(on), statistics.median(off)
+
+
+def journalling_share(on_us: float, off_us: float, cpu_table: str) -> str:
+    """Journalling's own time per request against the server's whole CPU time per request
+    (journal off, text-cut-8 at 1 connection: the cheapest request, so the largest share)."""
+    row = next(line for line in cpu_table.splitlines() if line.startswith("| text-cut-8 json | 1 |"))
+    server_us = float(row.split("|")[4])
+    return (f"journalling itself (in process, journal on against off): {on_us - off_us:.1f} us per request "
+            f"({on_us:.1f} against {off_us:.1f}); the server spends {server_us:.1f} us of CPU per text-cut-8 "
+            f"request with the journal off, so journalling costs {(on_us - off_us) / server_us * 100:.1f}% of it")
+
+
 def journal_cost(results: list[Result]) -> str:
     """Per workload: the throughput lost to journalling, as a share of the throughput without it."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
@@ -364,7 +417,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
     parser.add_argument("--journal-cost", action="store_true",
                         help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
-                        "req/s, and server CPU per request")
+                        "req/s, server CPU per request, and journalling's own time per request in process")
     parser.add_argument("--no-peers", action="store_true", help="leave out the peer mock servers (aimock, mock-llm)")
     parser.add_argument("--install-peers", action="store_true",
                         help="npm install the peer mock servers into MOCKLLAMA_PEERS_DIR (default "
@@ -441,6 +494,7 @@ def compare(args) -> None:
     print(table(results, starts, rss))
     if args.journal_cost:
         print("\n" + journal_cost(results) + "\n\n" + cpu_table)
+        print("\n" + journalling_share(*journalling_microseconds(), cpu_table))
         return
     if peers:
         print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))

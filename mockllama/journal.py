@@ -9,6 +9,10 @@ route and the teaching page are not.
 Memory is bounded: a ring of the last ``size`` entries (``serve --journal-size``, default
 1000; 0 switches journalling off). The server may run on another thread than the test reading
 the journal (the pytest plugin), so every access takes a lock.
+
+Journalling is on every request's path, so it only keeps what it sees there, in a plain tuple
+(the reply's headers object included, not read); the ``Entry`` is built when someone reads it.
+``python -m mockllama.bench --journal-cost`` measures what is left.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ class Journal:
         if size < 0:
             raise ValueError(f"the journal size must be 0 (off) or more, not {size}")
         self.size = size
-        self._entries: deque[Entry] = deque(maxlen=size or None)
+        self._seen: deque[tuple] = deque(maxlen=size or None)  # (id, Entry or what _entry reads)
         self._lock = threading.Lock()
         self._last_id = 0
 
@@ -117,11 +121,18 @@ class Journal:
             return self._last_id
 
     def add(self, **fields) -> Entry:
+        """Journal an entry given field by field (``Entry``'s fields but ``id``)."""
         with self._lock:
             self._last_id += 1
             entry = Entry(id=self._last_id, **fields)
-            self._entries.append(entry)
+            self._seen.append((entry.id, entry))
         return entry
+
+    def _keep(self, seen: tuple) -> None:
+        """The hot path: number and keep what ``record`` saw; nothing is read or built yet."""
+        with self._lock:
+            self._last_id += 1
+            self._seen.append((self._last_id, seen))
 
     def entries(self, scenario: str | None = None, since: int = 0) -> list[Entry]:
         """In order; only those after entry ``since``, and only one scenario's, when asked."""
@@ -130,13 +141,14 @@ class Journal:
     def snapshot(self, scenario: str | None = None, since: int = 0) -> tuple[list[Entry], int]:
         """``entries(...)`` and the last id given out, read together."""
         with self._lock:
-            chosen, last_id = list(self._entries), self._last_id
-        return [e for e in chosen if e.id > since and (scenario is None or e.scenario == scenario)], last_id
+            chosen, last_id = [item for item in self._seen if item[0] > since], self._last_id
+        entries = [seen if isinstance(seen, Entry) else _entry(number, seen) for number, seen in chosen]
+        return [e for e in entries if scenario is None or e.scenario == scenario], last_id
 
     def clear(self) -> None:
         """Forget every entry; numbering goes on, so an earlier ``since`` stays meaningful."""
         with self._lock:
-            self._entries.clear()
+            self._seen.clear()
 
 
 JOURNAL = web.AppKey("journal", Journal)
@@ -159,26 +171,39 @@ def _sent(response: web.StreamResponse, trace: Trace) -> tuple[int, bool]:
 
 
 def record(journal: Journal, request: web.Request, response: web.StreamResponse, trace: Trace) -> None:
-    headers = response.headers
     raw = trace.raw
     bytes_sent, finished = _sent(response, trace)
-    journal.add(
-        time=trace.started,
-        duration_ms=round((time.time() - trace.started) * 1000, 3),
-        method=request.method,
-        path=request.path,
+    journal._keep((
+        trace.started, time.time(), request.method, request.path, response.headers, trace.turn, response.status,
+        finished, bytes_sent,
+        raw if raw is None or len(raw) <= BODY_CAP else raw[:BODY_CAP], raw is not None and len(raw) > BODY_CAP,
+        _error_message(response),  # None at once for a reply below 400
+    ))
+
+
+def _entry(number: int, seen: tuple) -> Entry:
+    """The Entry for what ``record`` kept. The reply's headers are final by now: aiohttp only adds
+    its own (Date, Content-Length) when it sends them."""
+    started, ended, method, path, headers, turn, status, finished, bytes_sent, raw, truncated, error = seen
+    scenario = headers.get("X-Mockllama-Scenario", "none")
+    return Entry(
+        id=number,
+        time=started,
+        duration_ms=round((ended - started) * 1000, 3),
+        method=method,
+        path=path,
         behaviour=headers.get("X-Mockllama-Behaviour", "none"),
-        scenario=None if headers.get("X-Mockllama-Scenario", "none") == "none" else headers["X-Mockllama-Scenario"],
-        turn=trace.turn,
+        scenario=None if scenario == "none" else scenario,
+        turn=turn,
         selected_by=headers.get("X-Mockllama-Selected-By"),
         fault=headers.get("X-Mockllama-Fault"),
-        status=response.status,
+        status=status,
         stream=headers.get("Content-Type", "").startswith("text/event-stream"),
         finished=finished,
         bytes_sent=bytes_sent,
-        raw_body=raw[:BODY_CAP] if raw is not None else None,
-        body_truncated=raw is not None and len(raw) > BODY_CAP,
-        error=_error_message(response),
+        raw_body=raw,
+        body_truncated=truncated,
+        error=error,
     )
 
 

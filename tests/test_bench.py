@@ -84,3 +84,17 @@ def test_scale_mode_prints_every_size_and_figure():
     plugin = _rows("| pytest plugin session", out)
     assert [row[0] for row in plugin] == ["bundled recordings only", "plus 30 extra scenarios"]
     assert all(re.fullmatch(r"[\d.]+ s", row[1]) for row in plugin)
+
+
+def test_the_journal_cost_mode_prints_its_three_figures():
+    out = _bench("--journal-cost", "--duration", "1", "--rounds", "1", timeout=300)
+    throughput = _rows("| workload | conns | journal on req/s |", out)
+    cpu = _rows("| workload | conns | journal on CPU us/req |", out)
+    for table in (throughput, cpu):
+        assert len(table) == 4 and {(row[0], row[1]) for row in table} == WORKLOADS
+        assert all(float(row[2].replace(",", "")) > 0 and float(row[3].replace(",", "")) > 0 for row in table)
+        assert all(re.fullmatch(r"[+-][\d.]+%", row[4]) for row in table)
+    share = re.search(r"^journalling itself .*: (-?[\d.]+) us per request \(([\d.]+) against ([\d.]+)\).* "
+                      r"costs (-?[\d.]+)% of it$", out, re.M)
+    assert share, out
+    assert float(share.group(2)) > 0 and float(share.group(3)) > 0
