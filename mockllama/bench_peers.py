@@ -173,15 +173,21 @@ def raw_reply(port: int, body: bytes, timeout: float = 10) -> Reply:
     headers = {name.strip().lower(): value.strip() for name, value in (line.split(":", 1) for line in lines[1:])}
     if headers.get("transfer-encoding", "").lower() != "chunked":
         return Reply(int(lines[0].split()[1]), headers, rest, None)
-    writes = []
-    while rest:
-        size_line, _, rest = rest.partition(b"\r\n")
+    writes = chunks(rest)
+    return Reply(int(lines[0].split()[1]), headers, b"".join(writes), writes)
+
+
+def chunks(body: bytes) -> list[bytes]:
+    """The chunks of an HTTP/1.1 chunked body, as framed on the wire: one per server write."""
+    found = []
+    while body:
+        size_line, _, body = body.partition(b"\r\n")
         size = int(size_line.split(b";")[0], 16)
         if size == 0:
             break
-        writes.append(rest[:size])
-        rest = rest[size + 2:]
-    return Reply(int(lines[0].split()[1]), headers, b"".join(writes), writes)
+        found.append(body[:size])
+        body = body[size + 2:]
+    return found
 
 
 def event_names(stream: bytes) -> list[str]:

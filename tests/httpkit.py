@@ -7,6 +7,7 @@ import json
 import socket
 from urllib.parse import urlsplit
 
+from mockllama.bench_peers import chunks
 from mockllama.cassettes import Interaction
 
 
@@ -53,16 +54,7 @@ def chunks_on_the_wire(url: str, path: str, body: bytes, headers: dict | None = 
             if not piece:
                 break
             data += piece
-    _, _, rest = data.partition(b"\r\n\r\n")
-    chunks = []
-    while rest:
-        size_line, _, rest = rest.partition(b"\r\n")
-        size = int(size_line.split(b";")[0], 16)
-        if size == 0:
-            break
-        chunks.append(rest[:size])
-        rest = rest[size + 2 :]
-    return chunks
+    return chunks(data.partition(b"\r\n\r\n")[2])
 
 
 def sse_pairs(body: bytes) -> list[tuple[str | None, object]]:
