@@ -22,7 +22,7 @@ from .background import BackgroundServer
 from .cassettes import Scenario, bundled_cassette_dir, load_scenarios
 from .faults import FAULT_HEADER, recorded_errors
 from .journal import JOURNAL
-from .matrix import replace_table as _replace_between, table_in as _between
+from .matrix import print_or_write, replace_table as _replace_between, table_in as _between
 from .server import create_app
 
 BEGIN, END = "<!-- faults:begin -->", "<!-- faults:end -->"
@@ -189,16 +189,7 @@ def table_in(document: str) -> str:
               help="Replace the table between the fault markers in this file (the README).")
 def main(write_to: Path | None) -> None:
     """Run the openai SDK, sync and async, under every fault, and print the table."""
-    try:
-        import openai  # noqa: F401
-    except ImportError:
-        raise click.ClickException('the fault matrix needs the openai SDK: pip install "mockllama[test]"') from None
-    table = render(run())
-    if write_to is None:
-        click.echo(table)
-        return
-    write_to.write_text(replace_table(write_to.read_text(), table))
-    click.echo(f"wrote the fault matrix into {write_to}", err=True)
+    print_or_write("fault matrix", lambda: render(run()), replace_table, write_to)
 
 
 if __name__ == "__main__":

@@ -133,16 +133,21 @@ def table_in(document: str, begin: str = BEGIN, end: str = END) -> str:
               help="Replace the table between the matrix markers in this file (the README).")
 def main(write_to: Path | None) -> None:
     """Run the openai SDK against every behaviour and scenario, and print the table."""
+    print_or_write("matrix", lambda: render(run()), replace_table, write_to)
+
+
+def print_or_write(name: str, make_table, replace, write_to: Path | None) -> None:
+    """The body of a table command: print the table, or replace it in ``write_to`` with ``replace``."""
     try:
         import openai  # noqa: F401
     except ImportError:
-        raise click.ClickException('the matrix needs the openai SDK: pip install "mockllama[test]"') from None
-    table = render(run())
+        raise click.ClickException(f'the {name} needs the openai SDK: pip install "mockllama[test]"') from None
+    table = make_table()
     if write_to is None:
         click.echo(table)
         return
-    write_to.write_text(replace_table(write_to.read_text(), table))
-    click.echo(f"wrote the matrix into {write_to}", err=True)
+    write_to.write_text(replace(write_to.read_text(), table))
+    click.echo(f"wrote the {name} into {write_to}", err=True)
 
 
 if __name__ == "__main__":
