@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .canonical import canonical_request
 from .cassettes import RESPONSES_PATH, Interaction
+from .nearness import Fingerprint, fewest, fingerprint
 
 ABSENT = ...
 # The canonical (chat) name of a field -> the name a Responses client sent it under.
@@ -119,16 +120,13 @@ def _renamed(difference: Difference) -> Difference:
     return difference if name is None else Difference(name, difference.sent, difference.recorded, difference.note)
 
 
-def nearest(path: str, body, candidates: list[Interaction]) -> list[tuple[Interaction, list[Difference]]]:
-    """Every candidate with the fewest differences, one per scenario and turn."""
-    scored, seen, mine = [], set(), canonical_request(path, body)
-    for interaction in candidates:
-        if (interaction.scenario, interaction.turn) in seen:
-            continue
-        seen.add((interaction.scenario, interaction.turn))
-        scored.append((interaction, _differences(path, mine, interaction.request_json)))
-    fewest = min(len(found) for _, found in scored)
-    return [(interaction, found) for interaction, found in scored if len(found) == fewest]
+def nearest(path: str, body, candidates: list[tuple[Interaction, Fingerprint]], listed: int,
+            ) -> tuple[int, int, list[tuple[Interaction, list[Difference]]]]:
+    """The fewest differences any candidate has, how many candidates have that few, and the first
+    ``listed`` of them with their differences. Candidates come fingerprinted (``nearness``)."""
+    mine = canonical_request(path, body)
+    count, closest = fewest(fingerprint(mine), candidates)
+    return count, len(closest), [(i, _differences(path, mine, i.request_json)) for i in closest[:listed]]
 
 
 def describe(found: list[Difference]) -> str:

@@ -26,6 +26,7 @@ from .canonical import canonical_key, canonical_request, first_turn_messages, tu
 from .cassettes import Interaction, Scenario, collection_paused
 from .differences import describe, nearest
 from .errors import RequestError
+from .nearness import Fingerprints
 from .validation import stream_type_error, type_error
 
 # Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
@@ -68,6 +69,7 @@ class Matcher:
         self._by_route: dict[tuple[str, str], list[Interaction]] = {}
         self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
         self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
+        self._fingerprints = Fingerprints()  # the 404's nearest search, made on a route's first miss
         with collection_paused():
             for scenario in scenarios.values():
                 self._index(scenario, first_wins=True)
@@ -111,6 +113,7 @@ class Matcher:
         self.scenarios[scenario.name] = scenario
         self._index(scenario, first_wins=False)
         self._remembered.cache_clear()
+        self._fingerprints.clear()
 
     def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
         if len(raw) > REMEMBERED_BODY_BYTES:
@@ -192,11 +195,11 @@ class Matcher:
 
     def _no_match_message(self, method: str, path: str, body: dict) -> str:
         stream = body.get("stream") is True
-        candidates = [
+        candidates = self._fingerprints.of((method, path, stream), lambda: [
             i
             for i in self._by_route.get((method, path), [])
             if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
-        ]
+        ])
         how_to = (
             "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "
             "\"model\": \"NAME\" (list them with 'mockllama scenarios'), start the server with "
@@ -207,15 +210,13 @@ class Matcher:
                 f"mockllama: no recording matches {method} {path} (stream={str(stream).lower()}); "
                 f"no scenario records that endpoint with that stream flag. {how_to}"
             )
-        closest = nearest(path, body, candidates)
-        count = len(closest[0][1])
-        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}"
-                           for i, differences in closest[:MAX_LISTED])
-        if len(closest) > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
-            listed += f"; and {len(closest) - MAX_LISTED} more as near"
+        count, near, closest = nearest(path, body, candidates, MAX_LISTED)
+        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
+        if near > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
+            listed += f"; and {near - MAX_LISTED} more as near"
         differ = f"{count} difference{'s' if count != 1 else ''}"
-        label = (f"Nearest scenario ({differ})" if len(closest) == 1
-                 else f"Nearest scenarios ({len(closest)}, equally near, {differ} each)")
+        label = (f"Nearest scenario ({differ})" if near == 1
+                 else f"Nearest scenarios ({near}, equally near, {differ} each)")
         return (
             f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
             f"compared as llama-server sees it (see 'Which requests match' in the README). "
