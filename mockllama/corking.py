@@ -1,12 +1,15 @@
-"""Send an unpaced stream's blocks in as few TCP segments as they fit in, each block still its own chunk.
+"""Send an unpaced stream's blocks in as few writes and TCP segments as they fit in, each block
+still its own HTTP chunk.
 
-Unpaced, a stream's blocks are written one after another as fast as they can be. Sent one TCP
-segment each (aiohttp turns Nagle off), 49 blocks cost 49 trips through the kernel's transmit
-path, and the benchmark showed mockllama's streams at half aimock's throughput (Node.js hands
-back-to-back writes to one writev). Linux's TCP_CORK holds the segments until the stream's last
-block is written, then sends them together: twice the throughput, half the p50. Every block is
-still written on its own, so the HTTP chunked framing, which clients read block by block, is
-unchanged; the bytes are the same. A paced stream is never corked: each block leaves at its time.
+Unpaced, a stream's blocks are written one after another as fast as they can be. Written one by
+one, 49 blocks cost 49 passes through aiohttp's writer and 49 socket sends, one TCP segment each
+(aiohttp turns Nagle off): the benchmark showed mockllama's streams at half aimock's throughput
+(Node.js hands back-to-back writes to one writev). So the first block goes through aiohttp, which
+sends the head with it, and the rest are framed here, one chunk per block exactly as aiohttp
+frames them, and handed to the transport in one write; aiohttp then writes the last chunk.
+Linux's TCP_CORK holds the segments until that last chunk, then sends them together. The bytes
+on the wire are the same, block for block. A paced stream never comes here: each block leaves at
+its time.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import socket
 from contextlib import contextmanager
 
 from aiohttp import web
+from aiohttp.http import HttpVersion11
 
 _CORK = getattr(socket, "TCP_CORK", None)  # Linux only; elsewhere the blocks go out one by one
 
@@ -39,3 +43,32 @@ def corked(request: web.Request):
         yield
     finally:
         _set_cork(sock, False)
+
+
+def chunked(blocks: list[bytes]) -> bytes:
+    """``blocks`` in HTTP/1.1 chunked framing, one chunk each (RFC 9112 section 7.1)."""
+    return b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks)
+
+
+def prepare_for_one_write(request: web.Request, response: web.StreamResponse) -> None:
+    """Before ``prepare``: the framing is ours to write only if the response is chunked for sure."""
+    if request.version == HttpVersion11:
+        response.enable_chunked_encoding()
+
+
+async def write_at_once(request: web.Request, response: web.StreamResponse, blocks: list[bytes]) -> None:
+    """Every block its own chunk, in as few writes as the head allows (see above)."""
+    if not blocks:
+        return
+    with corked(request):
+        await response.write(blocks[0])  # aiohttp sends the head with it, whatever it buffered
+        if len(blocks) == 1:
+            return
+        if not response.chunked:  # HTTP/1.0: no chunks, the body ends with the connection
+            for block in blocks[1:]:
+                await response.write(block)
+            return
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            raise ConnectionResetError("the client went away during the stream")
+        transport.write(chunked(blocks[1:]))

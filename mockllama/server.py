@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +19,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from . import cors
 from .behaviours import Reply
 from .cassettes import Scenario
-from .corking import corked
+from .corking import prepare_for_one_write, write_at_once
 from .errors import RequestError, error_body
 from .faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
 from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
@@ -222,27 +221,36 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
         if paced:
             await asyncio.sleep(body_delay(timings, pace))
         return web.Response(status=reply.status, reason=reply.reason, body=reply.body, headers=headers)
-    delays = stream_delays(reply.events, timings, pace) if paced else [0.0] * len(reply.events)
     response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
-    loop = asyncio.get_running_loop()
-    due = loop.time()  # waits run against deadlines, so the small oversleeps do not add up
     trace = trace_of(request)
     trace.bytes_sent, trace.finished = 0, False
+    if not paced:
+        prepare_for_one_write(request, response)
     await response.prepare(request)
     try:
-        with nullcontext() if paced else corked(request):
-            for event, delay in zip(reply.events, delays):
-                due += delay
-                if due > loop.time():
-                    await asyncio.sleep(due - loop.time())
-                await response.write(event.raw)  # one recorded block per chunk, sent as it is written
-                trace.bytes_sent += len(event.raw)
+        if paced:
+            await _write_paced(response, reply.events, stream_delays(reply.events, timings, pace), trace)
+        else:
+            blocks = [event.raw for event in reply.events]
+            await write_at_once(request, response, blocks)
+            trace.bytes_sent = sum(map(len, blocks))
         # aiohttp ends the stream once the handler returns: after the journal has its entry, so
         # a client can never see the end of a stream before the journal does.
         trace.finished = True
     except ConnectionResetError:
         log.debug("mockllama: client went away during a stream on %s", request.path)
     return response
+
+
+async def _write_paced(response: web.StreamResponse, events: list, delays: list[float], trace) -> None:
+    loop = asyncio.get_running_loop()
+    due = loop.time()  # waits run against deadlines, so the small oversleeps do not add up
+    for event, delay in zip(events, delays):
+        due += delay
+        if due > loop.time():
+            await asyncio.sleep(due - loop.time())
+        await response.write(event.raw)  # one recorded block per chunk, sent as it is written
+        trace.bytes_sent += len(event.raw)
 
 
 async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:

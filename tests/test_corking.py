@@ -1,4 +1,5 @@
-"""An unpaced stream's TCP socket is corked while its blocks are written, and uncorked after."""
+"""An unpaced stream: its TCP socket corked while its blocks are written, every block its own chunk,
+all but the first in one write; an HTTP/1.0 client gets them unframed."""
 
 from __future__ import annotations
 
@@ -45,3 +46,57 @@ def test_a_request_without_a_tcp_socket_passes_through():
         with corked(_Request(left)), corked(_Request(None)):
             left.sendall(b"x")
         assert right.recv(1) == b"x"
+
+
+# --- an unpaced stream: every block its own chunk, all after the first in one write ----------------
+
+def _raw_reply(url: str, path: str, body: bytes, version: str) -> bytes:
+    host, port = url.removeprefix("http://").split(":")
+    head = (f"POST {path} {version}\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(head + body)
+        data = b""
+        while piece := sock.recv(65536):
+            data += piece
+    return data
+
+
+def _streamed(scenarios, name: str):
+    return scenarios[name].find("POST", "/v1/responses", True)
+
+
+def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(server, scenarios, monkeypatch):
+    from asyncio import selector_events
+
+    from httpkit import chunks, request_bytes
+
+    writes = []
+    original = selector_events._SelectorSocketTransport.write
+
+    def counted(transport, data):
+        writes.append(bytes(data))
+        return original(transport, data)
+
+    monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", counted)
+    interaction = _streamed(scenarios, "poem-finishes")
+    reply = _raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction), "HTTP/1.1")
+    monkeypatch.undo()
+    blocks = [event.raw for event in interaction.events]
+    assert len(blocks) > 40
+    assert b"transfer-encoding: chunked" in reply.partition(b"\r\n\r\n")[0].lower()
+    assert chunks(reply.partition(b"\r\n\r\n")[2]) == blocks  # one chunk per recorded block, in order
+    # the head and the first block (one write or two, as aiohttp sends them), every other block in one
+    # write, framed as aiohttp frames each, then the last chunk: not one write per block
+    framed = b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks[1:])
+    assert framed in writes and writes[-1] == b"0\r\n\r\n" and len(writes) <= 4, [len(w) for w in writes]
+
+
+def test_an_http_1_0_client_gets_the_blocks_unframed_until_the_connection_closes(server, scenarios):
+    from httpkit import request_bytes
+
+    interaction = _streamed(scenarios, "poem-finishes")
+    reply = _raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction), "HTTP/1.0")
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200") and b"transfer-encoding" not in head.lower()
+    assert body == b"".join(event.raw for event in interaction.events)
