@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-import vcr
-from vcr.persisters.filesystem import FilesystemPersister
-from vcr.serializers import yamlserializer
 
 from . import __version__
 from .cassettes import CHAT_PATH, RESPONSES_PATH
@@ -105,6 +102,11 @@ def save_cassette(path: Path, pairs: list) -> None:
     partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
     scrubbed = [(scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response)))
                 for request, response in pairs]
+    # vcr imported here and in _vcr: importing it loads its patches for every HTTP library, 0.4 s
+    # of every `mockllama serve` start, which imports this module for --record-on-miss.
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.serializers import yamlserializer
+
     try:
         FilesystemPersister.save_cassette(
             partial, {"requests": [r for r, _ in scrubbed], "responses": [r for _, r in scrubbed]}, yamlserializer
@@ -251,7 +253,9 @@ def _summarise(entry: CatalogueScenario, turns: list[list[tuple[PlannedRequest, 
     return " ".join(f"turn{number}:{summary}" for number, summary in enumerate(summaries, start=1))
 
 
-def _vcr() -> vcr.VCR:
+def _vcr():
+    import vcr
+
     return vcr.VCR(
         record_mode="all",
         before_record_request=scrub_request,

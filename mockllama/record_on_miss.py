@@ -27,9 +27,6 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
-from vcr.persisters.filesystem import FilesystemPersister
-from vcr.request import Request as VcrRequest
-from vcr.serializers import yamlserializer
 
 from .cassettes import CASSETTE_SUFFIXES, CHAT_PATH, RESPONSES_PATH, Interaction, Scenario, load_cassette
 from .catalogue import PlannedRequest, chat_twin
@@ -182,7 +179,7 @@ def _request_key(method: str, path: str, body) -> tuple[str, str, bool]:
     return method.upper(), path, isinstance(body, dict) and body.get("stream") is True
 
 
-def _vcr_key(request: VcrRequest) -> tuple[str, str, bool]:
+def _vcr_key(request) -> tuple[str, str, bool]:
     return _request_key(request.method, request.parsed_uri.path, request.body)
 
 
@@ -342,6 +339,8 @@ class Recorder:
             if flight:
                 flight.finish()
             recorded_headers = {name: str(headers[name]) for name in RECORDED_REQUEST_HEADERS if name in headers}
+            from vcr.request import Request as VcrRequest  # not at the top: see cassettes._read_cassette
+
             request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
             reply = {
                 "status": {"code": response.status, "message": response.reason or ""},
@@ -376,6 +375,9 @@ class Recorder:
         path = directory / f"{flight.name}.yaml"
         kept = []
         if path.is_file():
+            from vcr.persisters.filesystem import FilesystemPersister  # not at the top: see cassettes._read_cassette
+            from vcr.serializers import yamlserializer
+
             requests, responses = FilesystemPersister.load_cassette(path, yamlserializer)[:2]
             replaced = {_vcr_key(request) for request, _ in pairs}
             kept = [(q, r) for q, r in zip(requests, responses) if _vcr_key(q) not in replaced]
