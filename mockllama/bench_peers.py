@@ -156,7 +156,7 @@ class Reply:
     status: int
     headers: dict[str, str]
     body: bytes
-    writes: list[bytes] | None  # the chunks of a chunked reply: one per write; None with Content-Length
+    framed: list[bytes] | None  # the HTTP chunks of a chunked reply, as framed; None with Content-Length
 
 
 def raw_reply(port: int, body: bytes, timeout: float = 10) -> Reply:
@@ -173,12 +173,12 @@ def raw_reply(port: int, body: bytes, timeout: float = 10) -> Reply:
     headers = {name.strip().lower(): value.strip() for name, value in (line.split(":", 1) for line in lines[1:])}
     if headers.get("transfer-encoding", "").lower() != "chunked":
         return Reply(int(lines[0].split()[1]), headers, rest, None)
-    writes = chunks(rest)
-    return Reply(int(lines[0].split()[1]), headers, b"".join(writes), writes)
+    framed = chunks(rest)
+    return Reply(int(lines[0].split()[1]), headers, b"".join(framed), framed)
 
 
 def chunks(body: bytes) -> list[bytes]:
-    """The chunks of an HTTP/1.1 chunked body, as framed on the wire: one per server write."""
+    """The chunks of an HTTP/1.1 chunked body, as framed on the wire."""
     found = []
     while body:
         size_line, _, body = body.partition(b"\r\n")
@@ -194,12 +194,13 @@ def event_names(stream: bytes) -> list[str]:
     return [line[len("event:"):].strip() for line in stream.decode("utf-8").splitlines() if line.startswith("event:")]
 
 
-def one_block_per_write(reply: Reply) -> str:
-    if reply.writes is None:
+def one_block_per_chunk(reply: Reply) -> str:
+    """What a client reading chunk by chunk sees: one SSE block per chunk, as llama-server sends."""
+    if reply.framed is None:
         return "n/a (one Content-Length body)"
     blocks = [block for block in reply.body.split(b"\n\n") if block.strip()]
-    aligned = all(write.endswith(b"\n\n") and write.count(b"\n\n") == 1 for write in reply.writes)
-    return "yes" if aligned else f"no ({len(blocks)} blocks in {len(reply.writes)} writes)"
+    aligned = all(chunk.endswith(b"\n\n") and chunk.count(b"\n\n") == 1 for chunk in reply.framed)
+    return "yes" if aligned else f"no ({len(blocks)} blocks in {len(reply.framed)} chunks)"
 
 
 def fidelity_row(name: str, port: int, workloads) -> dict[str, str]:
@@ -220,14 +221,14 @@ def fidelity_row(name: str, port: int, workloads) -> dict[str, str]:
         row["events"] = ("same names, same order" if names == want
                          else f"{len(names)} events ({', '.join(sorted(set(names) - set(want))) or 'no other names'} "
                               f"added; {', '.join(sorted(set(want) - set(names))) or 'none'} missing)")
-        row["writes"] = one_block_per_write(reply)
+        row["chunks"] = one_block_per_chunk(reply)
     else:
-        row["bytes"] = row["events"] = row["writes"] = "no Responses stream"
+        row["bytes"] = row["events"] = row["chunks"] = "no Responses stream"
     return row
 
 
 def fidelity_table(rows: list[dict[str, str]]) -> str:
-    lines = ["| contender | text-cut-8 json body | poem-finishes stream body | stream events | one SSE block per write |",
+    lines = ["| contender | text-cut-8 json body | poem-finishes stream body | stream events | one SSE block per HTTP chunk |",
              "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {r['contender']} | {r['json']} | {r['bytes']} | {r['events']} | {r['writes']} |" for r in rows]
+    lines += [f"| {r['contender']} | {r['json']} | {r['bytes']} | {r['events']} | {r['chunks']} |" for r in rows]
     return "\n".join(lines)
