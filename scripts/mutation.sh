@@ -12,7 +12,9 @@
 # space-separated) replaces a target's tests: fewer tests can only catch fewer mutants, so the
 # score it gives is a lower bound of the full selection's. The score is caught /
 # judged: killed (or timed out) over every mutant run, those no test even calls included; the
-# survivors' diffs land in mutants-report/.
+# survivors' diffs land in mutants-report/. Processes the tests start (`python -m mockllama check`,
+# `mockllama serve`) run the mutant too, and their calls count in mutmut's map of which tests
+# call which function (scripts/mutation_hits/sitecustomize.py).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 children="${MUTATION_CHILDREN:-2}"
@@ -38,7 +40,7 @@ spec_for() {
 }
 
 export MOCKLLAMA_LIVE=0 MOCKLLAMA_BENCH=0 MOCKLLAMA_BROWSER=0
-export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"
+base_pythonpath="${PYTHONPATH:-}"
 report="${MUTATION_REPORT:-$root/mutants-report}"
 mkdir -p "$report"
 
@@ -63,6 +65,10 @@ pytest_add_cli_args = ["-p", "mutation_plugin", "-p", "no:cacheprovider"]
 pytest_add_cli_args_test_selection = [$(IFS=,; echo "${existing[*]}")]
 use_git_change_detection = false
 TOML
+  # Every Python process a test starts imports the mutated copy (whatever its working directory)
+  # and, through mutation_hits/sitecustomize.py, tells mutmut which functions it called.
+  export PYTHONPATH="$root/scripts/mutation_hits:$root/scripts${base_pythonpath:+:$base_pythonpath}"
+  export MUTATION_MUTANTS="$work/mutants" MUTATION_HITS="$work/subprocess-hits"
   echo "== $target: mutating $module against: ${existing[*]}"
   started=$(date +%s)
   # shellcheck disable=SC2086
