@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+from pathlib import Path
 
 import pytest
 import yamlkit
@@ -21,6 +23,7 @@ from mockllama.check import Observation, ProbeResult, Report
 from mockllama.check import _judge as _judge_probe
 
 INCOMPLETE = {"reason": "max_output_tokens"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _judge(reply: dict, twin_reason, probe: str = "tool"):
@@ -108,6 +111,20 @@ def test_the_reasoning_probe_needs_a_reasoning_item_and_judges_it():
     assert _judge(honest, "length", "reasoning")[0] == "dishonest"  # the reasoning item still says completed
     honest["output"][-1]["status"] = "incomplete"
     assert _judge(honest, "length", "reasoning")[0] == "honest"
+
+
+def test_without_a_reasoning_item_the_reason_says_how_to_make_llama_server_think():
+    """The advice names the cause and a command that exists: the setup must be one that
+    scripts/llama-server.sh accepts, read from the script itself."""
+    verdict, reason = _judge(_recorded("text-cut-8"), "length", "reasoning")
+    assert verdict == "unknown"
+    advice = re.fullmatch(
+        r"the reply carries no reasoning item, so the server did not think and this probe cannot tell how it "
+        r"reports a cut inside reasoning \(llama-server thinks only with a reasoning chat template, "
+        r"e\.g\. (scripts/llama-server\.sh) run --setup (\S+)\)", reason)
+    assert advice, reason
+    script = (ROOT / advice.group(1)).read_text()
+    assert re.search(rf"^\s*{re.escape(advice.group(2))}\)", script, re.MULTILINE), advice.group(2)
 
 
 def _report(*verdicts: str) -> Report:
