@@ -32,7 +32,7 @@ spec_for() {
   case "$1" in
     behaviours) echo "mockllama/behaviours.py|mockllama.behaviours.*|tests/test_fixed.py tests/test_no_twin.py tests/test_buggy.py tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
     spec) echo "mockllama/spec.py|mockllama.spec.*|tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
-    matching) echo "mockllama/matching.py|mockllama.matching.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py" ;;
+    matching) echo "mockllama/matching.py|mockllama.matching.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py tests/test_conversations.py" ;;
     check) echo "mockllama/check.py|mockllama.check.x__judge__mutmut_* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py" ;;
     cassettes) echo "mockllama/cassettes.py|mockllama.cassettes.x_load_cassette__* mockllama.cassettes.x_cassette_files__* mockllama.cassettes.x_load_scenarios__* mockllama.cassettes.x__interaction__* mockllama.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_hardening_cassettes.py tests/test_cassette_validation.py" ;;
     *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
@@ -104,7 +104,7 @@ PY
   # the diff of each survivor, to read and judge
   : > "$report/$target.survivors.diff"
   while read -r name; do
-    (cd "$work" && mutmut show "$name") >> "$report/$target.survivors.diff" 2>&1
+    (cd "$work" && mutmut show "$name" < /dev/null) >> "$report/$target.survivors.diff" 2>&1  # not the list's stdin
   done < "$report/$target.survivors.txt"
   rm -rf "$work"
 done
