@@ -67,3 +67,44 @@ def test_selected_by_route(server, path):
     status, headers, body = call(server.url, "GET", path)
     assert (status, body.decode()) == (recorded.status, recorded.body)
     assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == ("server-info", "route")
+
+
+def test_an_unknown_scenario_header_is_a_404_that_lists_every_scenario(server):
+    """The known names are the bundled cassette files' own names, read from the directory."""
+    known = ", ".join(sorted(path.stem for path in yamlkit.CASSETTE_DIR.rglob("*.yaml")))
+    status, _, how, reply = _selected(server, SEED, headers={"X-Mockllama-Scenario": "no-such-scenario"})
+    assert (status, how) == (404, None)
+    assert json.loads(reply)["error"] == {
+        "code": 404, "type": "not_found_error",
+        "message": f"mockllama: no scenario named 'no-such-scenario' (from X-Mockllama-Scenario). Known: {known}.",
+    }
+
+
+def _replies(count: int) -> list:
+    """The recorded conversation's question followed by ``count`` of its recorded call and answer pairs."""
+    turn_2 = next(r.request for r in yamlkit.read("tool-conversation") if r.path == "/v1/responses"
+                  and not r.stream and any(item.get("type") == "function_call" for item in r.request["input"]))
+    question = [item for item in turn_2["input"] if item.get("type") not in ("function_call", "function_call_output")]
+    pair = [item for item in turn_2["input"] if item.get("type") in ("function_call", "function_call_output")]
+    return question + pair * count
+
+
+@pytest.mark.parametrize(("chosen_by", "replies"), [("header", 2), ("model", 2), ("fallback", 2), ("header", 1)])
+def test_past_the_last_turn_says_who_chose_the_scenario_and_counts_the_replies(start_server, chosen_by, replies):
+    """tool-conversation records 2 turns; a request with N model replies asks for turn N + 1."""
+    name = "tool-conversation" if replies == 2 else "tool-cut-20"
+    server = start_server(fallback=name) if chosen_by == "fallback" else start_server()
+    body = {"model": name if chosen_by == "model" else "x", "input": _replies(replies)}
+    headers = {"X-Mockllama-Scenario": name} if chosen_by == "header" else None
+    status, _, how, reply = _selected(server, body, headers=headers)
+    assert (status, how) == (404, None)
+    who = {"header": "X-Mockllama-Scenario", "model": "model", "fallback": "--fallback"}[chosen_by]
+    turns = sum(1 for r in yamlkit.read(name) if r.path == "/v1/responses" and not r.stream)  # one reply a turn
+    assert turns == replies
+    said = "1 model reply" if replies == 1 else f"{replies} model replies"
+    assert json.loads(reply)["error"]["message"] == (
+        f"mockllama: scenario '{name}' (chosen by {who}) records {turns} turn{'s' if turns != 1 else ''}, but this "
+        f"request carries {said} (function calls or assistant messages), so it asks for turn {replies + 1}. "
+        f"mockllama never replays an earlier turn for a later one. Stop the conversation after turn {turns}, "
+        "or record a longer conversation (a catalogue entry with \"turns\")."
+    )
