@@ -181,6 +181,17 @@ def test_a_link_out_of_the_directory_is_refused_and_one_inside_is_followed(tmp_p
     assert caught.value.reason == f"it links outside the cassette directory {inside_dir}, to {outside.resolve()}"
 
 
+def test_a_link_back_to_the_top_is_not_walked_again(tmp_path):
+    """Each real folder is read once, the top one included: a link inside that leads back up does
+    not serve its cassettes a second time (they would then be refused as names taken twice)."""
+    served = tmp_path / "served"
+    real = _write(served, "real", _recording("text-cut-8"))
+    (served / "sub").mkdir()
+    (served / "sub" / "up").symlink_to(served)
+    assert cassette_files(served) == [real]
+    assert sorted(load_scenarios([served])) == ["real"]
+
+
 def test_load_scenarios_merges_directories_and_refuses_a_name_twice(tmp_path):
     text, tool = _recording("text-cut-8"), _recording("tool-cut-20")
     first, second = tmp_path / "one", tmp_path / "two"
