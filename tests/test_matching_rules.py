@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 import yamlkit
 from httpkit import call, post_json
+
+from mockllama.background import BackgroundServer
+from mockllama.cassettes import load_scenarios
+from mockllama.server import create_app
 
 SEED = yamlkit.find("text-cut-8", "/v1/responses", False).request
 
@@ -108,3 +113,31 @@ def test_past_the_last_turn_says_who_chose_the_scenario_and_counts_the_replies(s
         f"mockllama never replays an earlier turn for a later one. Stop the conversation after turn {turns}, "
         "or record a longer conversation (a catalogue entry with \"turns\")."
     )
+
+
+def _reordered_properties(request: dict) -> dict:
+    """The same request with the tool's `parameters` properties in the opposite order."""
+    tools = json.loads(json.dumps(request["tools"]))
+    properties = tools[0]["parameters"]["properties"]
+    tools[0]["parameters"]["properties"] = dict(reversed(list(properties.items())))
+    assert list(tools[0]["parameters"]["properties"]) != list(properties)
+    return {**request, "tools": tools}
+
+
+@pytest.mark.parametrize("stored_as", ["string", "mapping"])
+def test_key_order_counts_unless_the_recording_lost_it(tmp_path, stored_as):
+    """tool-cut-20's recording, its request body kept as the string sent (as `mockllama record`
+    stores it) or as a YAML mapping (as vcrpy stores a `json=` body, its order lost): only against
+    the mapping is the same request with its tool's properties reordered the recorded one."""
+    data = yaml.safe_load(yamlkit.cassette_path("tool-cut-20").read_text(encoding="utf-8"))
+    request = yamlkit.find("tool-cut-20", "/v1/responses", False).request
+    if stored_as == "mapping":
+        for interaction in data["interactions"]:
+            body = interaction["request"]["body"]
+            if isinstance(body, str) and body.startswith("{"):
+                interaction["request"]["body"] = json.loads(body)
+    (tmp_path / "tool-cut-20.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with BackgroundServer(create_app(load_scenarios([tmp_path]))) as server:
+        assert _selected(server, request)[:3] == (200, "tool-cut-20", "match")
+        status, scenario, how, _ = _selected(server, _reordered_properties(request))
+    assert (status, scenario, how) == ((200, "tool-cut-20", "match") if stored_as == "mapping" else (404, "none", None))
