@@ -170,3 +170,18 @@ def test_spec_is_selectable_by_header_and_default(server, start_server):
     default_spec = start_server(behaviour="spec")
     _, headers, body = call(default_spec.url, "POST", "/v1/responses", request_bytes(interaction))
     assert headers["X-Mockllama-Behaviour"] == "spec" and "sequence_number" in sse_pairs(body)[0][1]
+
+
+@pytest.mark.parametrize("name", RESPONSE_SCENARIOS)
+def test_completed_at_only_on_a_reply_that_completed(server, name):
+    """`spec` keeps llama-server's `completed_at` (read from the YAML) on a completed reply and
+    sets it to null on one it reports incomplete, although llama-server timed that one too."""
+    for stream in (False, True):
+        recorded = yamlkit.find(name, "/v1/responses", stream)
+        recorded = recorded.events()[-1]["response"] if stream else recorded.json()
+        spec = _get(server, "spec", name, stream)
+        spec = spec[-1][1]["response"] if stream else spec
+        if spec["status"] == "completed":  # older recordings have no completed_at: their created_at then
+            assert spec["completed_at"] == recorded.get("completed_at", recorded["created_at"])
+        else:
+            assert spec["status"] == "incomplete" and spec["completed_at"] is None
