@@ -319,9 +319,9 @@ def collection_paused(keep: bool = False):
     gc.disable()
     try:
         yield
-    finally:
-        if keep:
+        if keep:  # only on success: what a failed load made is garbage, and must stay collectable
             gc.freeze()
+    finally:
         if collecting:
             gc.enable()
 

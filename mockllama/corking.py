@@ -1,15 +1,15 @@
-"""Send an unpaced stream's blocks in as few writes and TCP segments as they fit in, each block
-still its own HTTP chunk.
+"""Send an unpaced stream's head and blocks in as few writes and TCP segments as they fit in, each
+block still its own HTTP chunk.
 
 Unpaced, a stream's blocks are written one after another as fast as they can be. Written one by
 one, 49 blocks cost 49 passes through aiohttp's writer and 49 socket sends, one TCP segment each
 (aiohttp turns Nagle off): the benchmark showed mockllama's streams at half aimock's throughput
-(Node.js hands back-to-back writes to one writev). So the first block goes through aiohttp, which
-sends the head with it, and the rest are framed here, one chunk per block exactly as aiohttp
-frames them, and handed to the transport in one write; aiohttp then writes the last chunk.
-Linux's TCP_CORK holds the segments until that last chunk, then sends them together. The bytes
-on the wire are the same, block for block. A paced stream never comes here: each block leaves at
-its time.
+(Node.js hands back-to-back writes to one writev). So, with the socket corked (Linux's TCP_CORK
+holds partial segments until it is uncorked), aiohttp sends the head and the first block, and
+the rest are framed here, one chunk per block exactly as aiohttp frames them, and handed to the
+transport in one write. The terminating chunk follows when the handler returns, after the
+journal has its entry (server.write_reply), so it is its own segment. The bytes on the wire are
+the same, block for block. A paced stream never comes here: each block leaves at its time.
 """
 
 from __future__ import annotations
@@ -50,18 +50,15 @@ def chunked(blocks: list[bytes]) -> bytes:
     return b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks)
 
 
-def prepare_for_one_write(request: web.Request, response: web.StreamResponse) -> None:
-    """Before ``prepare``: the framing is ours to write only if the response is chunked for sure."""
+async def send_at_once(request: web.Request, response: web.StreamResponse, blocks: list[bytes]) -> None:
+    """Prepare ``response`` and write every block as its own chunk, in as few writes as aiohttp allows."""
     if request.version == HttpVersion11:
-        response.enable_chunked_encoding()
-
-
-async def write_at_once(request: web.Request, response: web.StreamResponse, blocks: list[bytes]) -> None:
-    """Every block its own chunk, in as few writes as the head allows (see above)."""
-    if not blocks:
-        return
+        response.enable_chunked_encoding()  # the framing is ours to write only if it is chunked for sure
     with corked(request):
-        await response.write(blocks[0])  # aiohttp sends the head with it, whatever it buffered
+        writer = await response.prepare(request)  # StreamResponse sends its head here: inside the cork
+        if not blocks:
+            return
+        await response.write(blocks[0])
         if len(blocks) == 1:
             return
         if not response.chunked:  # HTTP/1.0: no chunks, the body ends with the connection
@@ -71,4 +68,7 @@ async def write_at_once(request: web.Request, response: web.StreamResponse, bloc
         transport = request.transport
         if transport is None or transport.is_closing():
             raise ConnectionResetError("the client went away during the stream")
-        transport.write(chunked(blocks[1:]))
+        framed = chunked(blocks[1:])
+        transport.write(framed)
+        writer.output_size += len(framed)  # what aiohttp counts as sent: the access log's %b
+        await writer.drain()  # a long recording to a slow reader waits here, as response.write would

@@ -19,7 +19,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from . import cors
 from .behaviours import Reply
 from .cassettes import Scenario
-from .corking import prepare_for_one_write, write_at_once
+from .corking import send_at_once
 from .errors import RequestError, error_body
 from .faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
 from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
@@ -224,15 +224,13 @@ async def write_reply(request: web.Request, reply: Reply, headers: CIMultiDictPr
     response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
     trace = trace_of(request)
     trace.bytes_sent, trace.finished = 0, False
-    if not paced:
-        prepare_for_one_write(request, response)
-    await response.prepare(request)
     try:
         if paced:
+            await response.prepare(request)
             await _write_paced(response, reply.events, stream_delays(reply.events, timings, pace), trace)
         else:
             blocks = [event.raw for event in reply.events]
-            await write_at_once(request, response, blocks)
+            await send_at_once(request, response, blocks)
             trace.bytes_sent = sum(map(len, blocks))
         # aiohttp ends the stream once the handler returns: after the journal has its entry, so
         # a client can never see the end of a stream before the journal does.

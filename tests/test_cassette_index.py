@@ -101,3 +101,23 @@ def test_serve_and_scenarios_read_the_index_the_same(cassettes, index_dir):
     first = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert len(list(index_dir.iterdir())) == 1
     assert subprocess.run(command, capture_output=True, text=True, check=True).stdout == first
+
+
+def test_what_serve_loads_is_frozen_only_when_the_load_succeeds():
+    """``collection_paused(keep=True)`` moves what it made out of the collector's sight; a failed load
+    made garbage, which must stay collectable (a CliRunner in a test process would otherwise keep it)."""
+    import gc
+
+    from mockllama.cassettes import collection_paused
+
+    frozen = gc.get_freeze_count()
+    try:
+        with pytest.raises(ValueError), collection_paused(keep=True):
+            made = [[n] for n in range(1000)]
+            raise ValueError("a broken cassette")
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+        with collection_paused(keep=True):
+            made = [[n] for n in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= frozen + len(made)
+    finally:
+        gc.unfreeze()

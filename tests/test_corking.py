@@ -1,4 +1,4 @@
-"""An unpaced stream: its TCP socket corked while its blocks are written, every block its own chunk,
+"""An unpaced stream: its TCP socket corked while its head and blocks are written, every block its own chunk,
 all but the first in one write; an HTTP/1.0 client gets them unframed."""
 
 from __future__ import annotations
@@ -71,11 +71,12 @@ def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(
 
     from httpkit import chunks, request_bytes
 
-    writes = []
+    writes, corked_at = [], []
     original = selector_events._SelectorSocketTransport.write
 
     def counted(transport, data):
         writes.append(bytes(data))
+        corked_at.append(_cork(transport.get_extra_info("socket")))
         return original(transport, data)
 
     monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", counted)
@@ -90,6 +91,10 @@ def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(
     # write, framed as aiohttp frames each, then the last chunk: not one write per block
     framed = b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks[1:])
     assert framed in writes and writes[-1] == b"0\r\n\r\n" and len(writes) <= 4, [len(w) for w in writes]
+    assert writes[0].startswith(b"HTTP/1.1 200")
+    # the head and every block leave together when the socket is uncorked; the last chunk follows
+    # once the handler has returned
+    assert corked_at[:-1] == [1] * (len(writes) - 1) and corked_at[-1] == 0, corked_at
 
 
 def test_an_http_1_0_client_gets_the_blocks_unframed_until_the_connection_closes(server, scenarios):
