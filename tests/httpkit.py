@@ -38,23 +38,25 @@ def post_json(url: str, path: str, payload, headers: dict | None = None):
     return status, response_headers, body
 
 
-def chunks_on_the_wire(url: str, path: str, body: bytes, headers: dict | None = None) -> list[bytes]:
-    """The HTTP/1.1 chunks of a streamed reply, as the server framed them on the socket."""
+def raw_reply(url: str, path: str, body: bytes, headers: dict | None = None, version: str = "HTTP/1.1") -> bytes:
+    """A POST written by hand on a fresh socket, and every byte that came back until it closed."""
     parts = urlsplit(url)
     extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: {parts.hostname}\r\nContent-Type: application/json\r\n"
+        f"POST {path} {version}\r\nHost: {parts.hostname}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n{extra}\r\n"
     ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(head + body)
         data = b""
-        while True:
-            piece = sock.recv(65536)
-            if not piece:
-                break
+        while piece := sock.recv(65536):
             data += piece
-    return chunks(data.partition(b"\r\n\r\n")[2])
+    return data
+
+
+def chunks_on_the_wire(url: str, path: str, body: bytes, headers: dict | None = None) -> list[bytes]:
+    """The HTTP/1.1 chunks of a streamed reply, as the server framed them on the socket."""
+    return chunks(raw_reply(url, path, body, headers).partition(b"\r\n\r\n")[2])
 
 
 def sse_pairs(body: bytes) -> list[tuple[str | None, object]]:

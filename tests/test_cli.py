@@ -161,18 +161,12 @@ def test_bundled_cassettes_are_found_outside_the_checkout(tmp_path):
 
 def test_the_access_log_counts_every_byte_of_a_stream(serve):
     """``--access-log``'s ``%b`` is what was sent, head included, also for a stream written at once."""
-    from httpkit import request_bytes
+    from httpkit import raw_reply, request_bytes
     from recordings import SCENARIOS
 
     process, port = serve("--access-log")
     body = request_bytes(SCENARIOS["poem-finishes"].find("POST", "/v1/responses", True))
-    head = (f"POST /buggy/v1/responses HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(head + body)
-        reply = b""
-        while piece := sock.recv(65536):
-            reply += piece
+    reply = raw_reply(f"http://127.0.0.1:{port}", "/buggy/v1/responses", body)
     assert reply.startswith(b"HTTP/1.1 200") and len(reply) > 5000
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=20)

@@ -1,5 +1,5 @@
-"""An unpaced stream: its TCP socket corked while its head and blocks are written, every block its own chunk,
-all but the first in one write; an HTTP/1.0 client gets them unframed."""
+"""An unpaced stream: its TCP socket corked while its head and blocks are written, every block its
+own chunk, all but the first in one write; an HTTP/1.0 client gets them unframed."""
 
 from __future__ import annotations
 
@@ -50,18 +50,6 @@ def test_a_request_without_a_tcp_socket_passes_through():
 
 # --- an unpaced stream: every block its own chunk, all after the first in one write ----------------
 
-def _raw_reply(url: str, path: str, body: bytes, version: str) -> bytes:
-    host, port = url.removeprefix("http://").split(":")
-    head = (f"POST {path} {version}\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(head + body)
-        data = b""
-        while piece := sock.recv(65536):
-            data += piece
-    return data
-
-
 def _streamed(scenarios, name: str):
     return scenarios[name].find("POST", "/v1/responses", True)
 
@@ -69,7 +57,7 @@ def _streamed(scenarios, name: str):
 def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(server, scenarios, monkeypatch):
     from asyncio import selector_events
 
-    from httpkit import chunks, request_bytes
+    from httpkit import chunks, raw_reply, request_bytes
 
     writes, corked_at = [], []
     original = selector_events._SelectorSocketTransport.write
@@ -81,7 +69,7 @@ def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(
 
     monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", counted)
     interaction = _streamed(scenarios, "poem-finishes")
-    reply = _raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction), "HTTP/1.1")
+    reply = raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction))
     monkeypatch.undo()
     blocks = [event.raw for event in interaction.events]
     assert len(blocks) > 40
@@ -98,10 +86,10 @@ def test_an_unpaced_stream_is_one_chunk_per_block_and_one_write_after_the_first(
 
 
 def test_an_http_1_0_client_gets_the_blocks_unframed_until_the_connection_closes(server, scenarios):
-    from httpkit import request_bytes
+    from httpkit import raw_reply, request_bytes
 
     interaction = _streamed(scenarios, "poem-finishes")
-    reply = _raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction), "HTTP/1.0")
+    reply = raw_reply(server.url, "/buggy/v1/responses", request_bytes(interaction), version="HTTP/1.0")
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.0 200") and b"transfer-encoding" not in head.lower()
     assert body == b"".join(event.raw for event in interaction.events)
