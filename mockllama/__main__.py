@@ -1,3 +1,3 @@
-from .cli import main
+from mockllama.cli import main
 
 main()

@@ -27,10 +27,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
-from . import sse
-from .cassettes import CHAT_PATH, RESPONSES_PATH
-from .catalogue import load_catalogue
-from .scrub import scrub_text
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.recordings.scrub import scrub_text
+from mockllama.wire import sse
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 PROBES = ("text", "tool", "stream", "reasoning")
 # "all": the probes every server can answer; reasoning needs a server that thinks, so it is asked for by name.

@@ -12,29 +12,23 @@ from pathlib import Path
 import click
 from aiohttp import web
 
-from . import __version__
-from .behaviours import verdict
-from .cassettes import (
-    CHAT_PATH,
-    RESPONSES_PATH,
-    RECORDING_SETS,
-    CassetteError,
-    Scenario,
-    collection_paused,
-    load_scenarios,
-)
-from .cors import check_origin
-from .faults import FaultPlan
-from .faults import usage as fault_usage
-from .journal import DEFAULT_JOURNAL_SIZE
-from .limits import raise_open_file_limit
-from .pacing import parse_pace
-from .terminal import printable
-from .record_mode import parse_record_mode
-from .record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss, with_record_dir
-from .replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
-from .server import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, create_app
-from .upstream import DEFAULT_TIMEOUT, parse_upstream
+from mockllama import __version__
+from mockllama.app import create_app
+from mockllama.behaviours.fixed import verdict
+from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
+from mockllama.server.app import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT
+from mockllama.server.cors import check_origin
+from mockllama.server.faults import FaultPlan
+from mockllama.server.faults import usage as fault_usage
+from mockllama.server.journal import DEFAULT_JOURNAL_SIZE
+from mockllama.server.limits import raise_open_file_limit
+from mockllama.server.pacing import parse_pace
+from mockllama.teaching.terminal import printable
+from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
+from mockllama.upstream.record_mode import parse_record_mode
+from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss, with_record_dir
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 CASSETTES_HELP = (
     "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
@@ -406,10 +400,10 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
     """
     import aiohttp
 
-    from .catalogue import CatalogueError, load_catalogue, load_setup
-    from .check import url_problem
-    from .record import RecordError, probe, record_scenario, require_setup, write_provenance
-    from .scrub import split_credentials
+    from mockllama.check import url_problem
+    from mockllama.recordings.catalogue import CatalogueError, load_catalogue, load_setup
+    from mockllama.recordings.record import RecordError, probe, record_scenario, require_setup, write_provenance
+    from mockllama.recordings.scrub import split_credentials
 
     try:
         entries, setup = load_catalogue(catalogue_path), load_setup(catalogue_path)
@@ -490,7 +484,7 @@ def check(url, probe, model, as_json, timeout) -> None:
          did not say "length" (the reply finished, which proves nothing), or, for
          --probe reasoning, a reply with no reasoning item
     """
-    from .check import run
+    from mockllama.check import run
 
     report = run(url, probes=[probe], model=model, timeout=timeout)
     if as_json:
@@ -515,7 +509,7 @@ def explain(scenario, cassette_dirs, recordings, journal_url, last) -> None:
     Without SCENARIO, every scenario. Colour only when stdout is a terminal. With --journal URL,
     what a client sent instead: the last requests that server answered, how, and their bodies.
     """
-    from .explain import fetch_journal, journal_lines, render, stories, story
+    from mockllama.teaching.explain import fetch_journal, journal_lines, render, stories, story
 
     if journal_url is not None:
         try:

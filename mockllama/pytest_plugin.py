@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from .journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Entry, Journal
-from .replay import BEHAVIOURS
+from mockllama.behaviours.replay import BEHAVIOURS
+from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Entry, Journal
 
 
 class JournalView:
@@ -146,8 +146,8 @@ def _faults(config: pytest.Config) -> dict[str, str]:
 
 
 def _cassette_dirs(config: pytest.Config) -> list[Path]:
-    from .cassettes import bundled_cassette_dir
-    from .record_on_miss import with_record_dir
+    from mockllama.recordings.cassettes import bundled_cassette_dir
+    from mockllama.upstream.record_on_miss import with_record_dir
 
     extra = [Path(p) for p in config.getini("mockllama_cassettes")]
     extra += [Path(p).resolve() for p in config.getoption("mockllama_cassettes")]
@@ -160,7 +160,7 @@ def _setting(config: pytest.Config, name: str) -> str | None:
 
 
 def _record_to(config: pytest.Config) -> Path:
-    from .record_on_miss import DEFAULT_RECORD_DIR
+    from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR
 
     given = config.getoption("mockllama_record_to")
     if given:
@@ -171,9 +171,9 @@ def _record_to(config: pytest.Config) -> Path:
 
 def _record_on_miss(config: pytest.Config):
     """The recording options, or None to replay only; a bad value stops the session with its reason."""
-    from .record_mode import RecordMode, parse_record_mode
-    from .record_on_miss import RecordOnMiss
-    from .upstream import parse_upstream
+    from mockllama.upstream.client import parse_upstream
+    from mockllama.upstream.record_mode import RecordMode, parse_record_mode
+    from mockllama.upstream.record_on_miss import RecordOnMiss
 
     upstream, mode = _setting(config, "upstream"), _setting(config, "record_mode")
     try:
@@ -190,9 +190,9 @@ def _record_on_miss(config: pytest.Config):
 @pytest.fixture(scope="session")
 def mockllama(pytestconfig: pytest.Config):
     """A mockllama server on a free loopback port for the whole session."""
-    from .background import BackgroundServer
-    from .cassettes import CassetteError, load_scenarios
-    from .server import create_app
+    from mockllama.app import create_app
+    from mockllama.recordings.cassettes import CassetteError, load_scenarios
+    from mockllama.server.background import BackgroundServer
 
     recording = _record_on_miss(pytestconfig)
     try:

@@ -50,7 +50,7 @@ def _track_instances(cls) -> None:
 
 
 try:  # the selection memo, where this version of mockllama has one
-    from mockllama.bounded_cache import ByteBoundedMemo
+    from mockllama.matching.bounded_cache import ByteBoundedMemo
 except ImportError:
     pass
 else:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record the multi-item scenarios (mockllama/catalogues/multi-item.json) from a FRESH stock
+# Record the multi-item scenarios (mockllama/recordings/catalogues/multi-item.json) from a FRESH stock
 # llama-server b11434, as the bundled smollm2-135m-instruct-q4_1-multi-item/ cassettes were made:
 #
 #   scripts/record-multi-item.sh OUT_DIR [PORT]
@@ -21,5 +21,5 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 mockllama record --server "http://127.0.0.1:$port" --out "$out" \
-  --catalogue mockllama/catalogues/multi-item.json \
+  --catalogue mockllama/recordings/catalogues/multi-item.json \
   --server-command "$(scripts/llama-server.sh command "$port")"

@@ -8,7 +8,7 @@ key (never written anywhere), and records with mockllama's own recorder:
 - ``server-loading``: a request sent while the model is still loading (HTTP 503), retried from
   the moment the port opens until one is answered 503; if the model loads first, nothing is
   written for it and the script says so;
-- ``server-errors`` (``mockllama record`` with mockllama/catalogues/server-errors.json): a
+- ``server-errors`` (``mockllama record`` with mockllama/recordings/catalogues/server-errors.json): a
   request over the context size (-c 4096), a wrong API key, an endpoint the server was not
   started for (/v1/embeddings), and an unknown route.
 """
@@ -24,11 +24,11 @@ import time
 import urllib.request
 from pathlib import Path
 
-from mockllama.catalogue import load_catalogue
-from mockllama.record import probe, record_scenario, write_provenance
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.recordings.record import probe, record_scenario, write_provenance
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGUES = ROOT / "mockllama" / "catalogues"
+CATALOGUES = ROOT / "mockllama" / "recordings" / "catalogues"
 
 
 def _health(url: str) -> int | None:
@@ -76,11 +76,11 @@ async def main(out: Path, port: int) -> None:
         print(f"server-errors: {outcome.summary}")
         outcomes = [outcome]
         if loading:
-            from mockllama.record import Outcome
+            from mockllama.recordings.record import Outcome
 
             outcomes.append(Outcome("server-loading", loading))
         shown = f"{command} --api-key KEY  (a throwaway key, not recorded)"
-        write_provenance(out, url, info, outcomes, "mockllama/catalogues/server-errors.json and server-loading.json",
+        write_provenance(out, url, info, outcomes, "mockllama/recordings/catalogues/server-errors.json and server-loading.json",
                          shown)
     finally:
         server.terminate()

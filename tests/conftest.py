@@ -4,8 +4,8 @@ import pytest
 from observed import ObservedServer
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.server.background import BackgroundServer
 
 
 @pytest.fixture(scope="session")

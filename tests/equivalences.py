@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from mockllama.catalogue import load_catalogue
+from mockllama.recordings.catalogue import load_catalogue
 
 RESPONSES, CHAT = "/v1/responses", "/v1/chat/completions"
 COUNT = "Count from 1 to 200, separated by spaces."

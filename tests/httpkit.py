@@ -7,8 +7,8 @@ import json
 import socket
 from urllib.parse import urlsplit
 
-from mockllama.bench_peers import chunks
-from mockllama.cassettes import Interaction
+from mockllama.bench.peers import chunks
+from mockllama.recordings.cassettes import Interaction
 
 
 def request_bytes(interaction: Interaction) -> bytes:

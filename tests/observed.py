@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.server import SCENARIO_HEADER, TURN_HEADER, create_app
+from mockllama.app import create_app
+from mockllama.server.app import SCENARIO_HEADER, TURN_HEADER
+from mockllama.server.background import BackgroundServer
 
 
 class ObservedServer:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mockllama.cassettes import bundled_cassette_dir, load_scenarios
-from mockllama.server import GET_ROUTES, POST_ROUTES
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.server.app import GET_ROUTES, POST_ROUTES
 
 SCENARIOS = load_scenarios([bundled_cassette_dir()])
-PACKAGE = Path(__file__).resolve().parent.parent / "mockllama"
+PACKAGE = Path(__file__).resolve().parent.parent / "mockllama" / "recordings"  # the shipped catalogues
 
 
 def catalogued_names() -> list[str]:

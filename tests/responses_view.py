@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from mockllama import sse
+from mockllama.wire import sse
 
 
 def _item(item: dict) -> tuple:

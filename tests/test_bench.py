@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from mockllama.bench_peers import PEERS
+from mockllama.bench.peers import PEERS
 
 CONTENDERS = ("floor (bare aiohttp)", "mockllama buggy", "mockllama fixed", "mockllama spec")
 WORKLOADS = {("text-cut-8 json", "1"), ("text-cut-8 json", "64"), ("poem-finishes stream", "1"),

@@ -14,7 +14,7 @@ import browserkit
 from aiohttp import web
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
+from mockllama.server.background import BackgroundServer
 
 # Reads the stream to the end, then writes the terminal event, or the error, into the DOM.
 PAGE = """<!doctype html>
@@ -64,7 +64,7 @@ def _result(browser: str, profile, page_url: str) -> str:
 
 
 def _expected_event_count() -> int:
-    from mockllama.replay import reply_for
+    from mockllama.behaviours.replay import reply_for
 
     scenario = SCENARIOS["text-cut-8"]
     return len(reply_for("fixed", scenario.find("POST", "/v1/responses", True), scenario).events)

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from mockllama import cassette_index
-from mockllama.cassettes import CassetteError, IndexedInteraction, bundled_cassette_dir, load_scenarios
-from mockllama.matching import Matcher
+from mockllama.matching.matcher import Matcher
+from mockllama.recordings import index as cassette_index
+from mockllama.recordings.cassettes import CassetteError, IndexedInteraction, bundled_cassette_dir, load_scenarios
 
 FIELDS = ("scenario", "method", "path", "request_raw", "request_json", "status", "reason", "headers", "body", "turn",
           "match_keys")
@@ -108,7 +108,7 @@ def test_what_serve_loads_is_frozen_only_when_the_load_succeeds():
     made garbage, which must stay collectable (a CliRunner in a test process would otherwise keep it)."""
     import gc
 
-    from mockllama.cassettes import collection_paused
+    from mockllama.recordings.cassettes import collection_paused
 
     frozen = gc.get_freeze_count()
     try:

@@ -1,4 +1,4 @@
-"""The cassette loader's reading and validation (mockllama.cassettes), on real recordings.
+"""The cassette loader's reading and validation (mockllama.recordings.cassettes), on real recordings.
 
 Each cassette here is a bundled recording (read with PyYAML, not with mockllama) written to a
 temporary directory, with one thing changed; the expected values are read from the same YAML.
@@ -15,8 +15,8 @@ import pytest
 import yaml
 import yamlkit
 
-from mockllama.cassettes import CassetteError, cassette_files, load_cassette, load_scenarios
-from mockllama.nesting import MAX_JSON_DEPTH
+from mockllama.recordings.cassettes import CassetteError, cassette_files, load_cassette, load_scenarios
+from mockllama.wire.nesting import MAX_JSON_DEPTH
 
 
 def _recording(name: str) -> dict:

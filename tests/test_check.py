@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from mockllama import check
-from mockllama.background import BackgroundServer
+from mockllama.server.background import BackgroundServer
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 

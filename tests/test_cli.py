@@ -15,7 +15,7 @@ import pytest
 from httpkit import post_json
 from recordings import catalogued_names
 
-from mockllama.cassettes import bundled_cassette_dir
+from mockllama.recordings.cassettes import bundled_cassette_dir
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
@@ -154,7 +154,7 @@ def test_help_explains_behaviours_and_selection():
 
 def test_bundled_cassettes_are_found_outside_the_checkout(tmp_path):
     env = {**os.environ, "PYTHONPATH": ""}
-    code = "from mockllama.cassettes import bundled_cassette_dir as d; print(len(list(d().rglob('*.yaml'))))"
+    code = "from mockllama.recordings.cassettes import bundled_cassette_dir as d; print(len(list(d().rglob('*.yaml'))))"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.stdout.strip() == str(len(catalogued_names())), out.stderr
 

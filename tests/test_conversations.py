@@ -16,7 +16,7 @@ import pytest
 from httpkit import post_json
 from recordings import SCENARIOS
 
-from mockllama.catalogue import load_catalogue
+from mockllama.recordings.catalogue import load_catalogue
 
 BEHAVIOURS = ("buggy", "fixed", "spec")
 CATALOGUE = {entry.name: entry for entry in load_catalogue()}

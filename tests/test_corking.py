@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from mockllama.corking import corked
+from mockllama.server.corking import corked
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "TCP_CORK"), reason="TCP_CORK is Linux's")
 

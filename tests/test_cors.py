@@ -10,8 +10,8 @@ from httpkit import call, request_bytes
 from recordings import SCENARIOS
 
 from mockllama.cli import main
-from mockllama.cors import PREFLIGHT_HEADERS, check_origin
-from mockllama.server import GET_ROUTES, POST_ROUTES
+from mockllama.server.app import GET_ROUTES, POST_ROUTES
+from mockllama.server.cors import PREFLIGHT_HEADERS, check_origin
 
 ORIGIN = "http://example.test"
 PREFLIGHT = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 from httpkit import call, post_json
 
-from mockllama.cassettes import CassetteError, load_scenarios
+from mockllama.recordings.cassettes import CassetteError, load_scenarios
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllama import fault_matrix
+from mockllama.teaching import fault_matrix
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -18,7 +18,7 @@ def rows(scenarios):
 
 def test_readme_fault_table_matches_a_fresh_run(rows):
     fresh = fault_matrix.render(list(rows.values()))
-    assert fault_matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.fault_matrix --write README.md"
+    assert fault_matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.teaching.fault_matrix --write README.md"
 
 
 def test_sync_and_async_agree_under_every_fault(rows):

@@ -11,8 +11,8 @@ import pytest
 from httpkit import call, post_json, sse_pairs
 from recordings import SCENARIOS
 
-from mockllama.faults import FaultPlan, parse_fault, recorded_errors
-from mockllama.replay import reply_for
+from mockllama.behaviours.replay import reply_for
+from mockllama.server.faults import FaultPlan, parse_fault, recorded_errors
 
 PLAIN = {"model": "text-finishes", "input": "anything"}
 STREAM = {**PLAIN, "stream": True}

@@ -208,7 +208,7 @@ def test_fixed_replays_chat_messages_and_errors_as_recorded(server, scenario, in
 @pytest.mark.parametrize("name", ["tool-cut-20", "poem-finishes"])
 def test_a_stream_that_already_sends_arguments_done_gets_no_second_one(name):
     """A corrected server (llama-server with patches/...) sends its own; fixed applied to fixed adds none."""
-    from mockllama.behaviours import fix_stream
+    from mockllama.behaviours.fixed import fix_stream
 
     recorded = SCENARIOS[name].find("POST", "/v1/responses", True)
     once = fix_stream(tuple(recorded.events), cut=name in CUT)

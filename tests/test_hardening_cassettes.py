@@ -17,11 +17,11 @@ import yaml
 from click.testing import CliRunner
 from httpkit import call, request_bytes
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
+from mockllama.app import create_app
+from mockllama.behaviours.replay import BEHAVIOURS
 from mockllama.cli import main
-from mockllama.replay import BEHAVIOURS
-from mockllama.server import create_app
+from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
+from mockllama.server.background import BackgroundServer
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 

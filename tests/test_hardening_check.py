@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockllama import check
-from mockllama.background import BackgroundServer
 from mockllama.cli import main
+from mockllama.server.background import BackgroundServer
 
 HONEST_TWIN = {"choices": [{"finish_reason": "length", "index": 0, "message": {"content": "1"}}]}
 COMPLETED = {"status": "completed", "output": [], "usage": {"output_tokens": 8}}

@@ -13,10 +13,10 @@ import pytest
 from aiohttp import web
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import load_scenarios
-from mockllama.scrub import is_secret_header, scrub_command
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.recordings.scrub import is_secret_header, scrub_command
+from mockllama.server.background import BackgroundServer
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 SECRET = "sk-planted-secret-0123456789"

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from httpkit import call, post_json
 
-from mockllama.matching import Matcher
+from mockllama.matching.matcher import Matcher
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
@@ -77,7 +77,7 @@ def test_a_lone_surrogate_gets_an_error_in_llama_servers_shape(server, caplog, b
 
 
 def test_a_failure_while_building_the_error_still_answers_in_shape(start_server, monkeypatch, caplog):
-    import mockllama.server
+    import mockllama.server.app
 
     def broken(*args, **kwargs):
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")

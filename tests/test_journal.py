@@ -10,7 +10,7 @@ import openai
 import pytest
 from httpkit import call, post_json
 
-from mockllama.journal import BODY_CAP, Journal
+from mockllama.server.journal import BODY_CAP, Journal
 
 JOURNAL = "/_mockllama/journal"
 
@@ -47,8 +47,9 @@ def test_sdk_requests_are_journalled_in_order_with_what_was_sent(fresh):
 
 
 def _recorded_stream(server, scenario, behaviour):
-    from mockllama.replay import reply_for
     from recordings import SCENARIOS
+
+    from mockllama.behaviours.replay import reply_for
 
     interaction = SCENARIOS[scenario].find("POST", "/v1/responses", True)
     return reply_for(behaviour, interaction, SCENARIOS[scenario]).events

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from mockllama.bench_scale import make_cassette_dir, matched_request, unmatched_request
-from mockllama.cassettes import load_scenarios
-from mockllama.errors import RequestError
-from mockllama.matching import MAX_LISTED, Matcher
+from mockllama.bench.scale import make_cassette_dir, matched_request, unmatched_request
+from mockllama.matching.matcher import MAX_LISTED, Matcher
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.wire.errors import RequestError
 
 
 @pytest.fixture(scope="module")

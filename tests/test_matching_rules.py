@@ -9,9 +9,9 @@ import yaml
 import yamlkit
 from httpkit import call, post_json
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import load_scenarios
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.server.background import BackgroundServer
 
 SEED = yamlkit.find("text-cut-8", "/v1/responses", False).request
 

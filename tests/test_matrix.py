@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllama import matrix
+from mockllama.teaching import matrix
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 CRASH = "TypeError: list indices must be integers or slices, not NoneType"
@@ -20,7 +20,7 @@ def rows(scenarios):
 
 def test_readme_matrix_matches_a_fresh_run(rows):
     fresh = matrix.render(list(rows.values()))
-    assert matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.matrix --write README.md"
+    assert matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.teaching.matrix --write README.md"
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "text-cut-64", "text-finishes", "text-exact-limit"])

@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockllama.canonical import canonical_request
-from mockllama.cassettes import load_scenarios
-from mockllama.differences import differences
-from mockllama.errors import RequestError
-from mockllama.matching import Matcher
-from mockllama.nearness import Fingerprints, fewest, fingerprint
+from mockllama.matching.canonical import canonical_request
+from mockllama.matching.differences import differences
+from mockllama.matching.matcher import Matcher
+from mockllama.matching.nearness import Fingerprints, fewest, fingerprint
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.wire.errors import RequestError
 
 BUNDLED = Path(__file__).resolve().parent.parent / "cassettes" / "llama-server-b11434"
 SCENARIOS = load_scenarios([path for path in sorted(BUNDLED.iterdir()) if path.is_dir()])

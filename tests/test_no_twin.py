@@ -14,9 +14,9 @@ import yaml
 import yamlkit
 from httpkit import call, request_bytes, sse_pairs
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import load_scenarios
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.server.background import BackgroundServer
 
 NAMES = ["text-cut-8", "text-finishes", "text-exact-limit", "tool-cut-20"]
 

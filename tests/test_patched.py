@@ -16,9 +16,10 @@ from pydantic import TypeAdapter
 from recordings import SCENARIOS as STOCK
 from responses_view import responses_view
 
-from mockllama.cassettes import RESPONSES_PATH, load_scenarios, patched_cassette_dir
-from mockllama.catalogue import load_catalogue
-from mockllama.replay import reply_for
+from mockllama.behaviours.replay import reply_for
+from mockllama.recordings.cassettes import load_scenarios, patched_cassette_dir
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.wire.routes import RESPONSES_PATH
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 PATCH = Path(__file__).resolve().parents[1] / "patches" / "llama-server-responses-incomplete.patch"

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from mockllama.cassettes import bundled_cassette_dir
+from mockllama.recordings.cassettes import bundled_cassette_dir
 
 pytest_plugins = ["pytester"]
 

@@ -12,8 +12,8 @@ import json
 import pytest
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.server.background import BackgroundServer
 
 pytest_plugins = ["pytester"]
 

@@ -15,7 +15,7 @@ SECTION = "## What did my client send? The journal"
 pytest_plugins = ["pytester"]
 
 PRELUDE = '''
-from mockllama.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 
 RECORDED_500_REQUEST = next(i.request_json for i in load_scenarios([bundled_cassette_dir()])["errors"].interactions
                             if i.status == 500)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from readme_recording import run_section, section
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.server.background import BackgroundServer
 
 
 def test_the_section_shows_the_two_commands_and_an_example():

@@ -12,8 +12,8 @@ from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
 from recordings import SCENARIOS, replayed_responses
 
-from mockllama.cassettes import bundled_cassette_dir
-from mockllama.catalogue import load_catalogue, load_setup
+from mockllama.recordings.cassettes import bundled_cassette_dir
+from mockllama.recordings.catalogue import load_catalogue, load_setup
 
 CUT = ["thinking-cut-12", "thinking-cut-32"]
 STREAM_EVENT = TypeAdapter(ResponseStreamEvent)

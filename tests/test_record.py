@@ -5,29 +5,29 @@ These run against mockllama itself; tests/live/ runs the recorder against a real
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import asyncio
 import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import load_cassette, load_scenarios
-from mockllama.catalogue import (
+from mockllama.app import create_app
+from mockllama.recordings.cassettes import load_cassette, load_scenarios
+from mockllama.recordings.catalogue import (
     CatalogueError,
-    chat_twin,
     load_catalogue,
     load_setup,
     parse_catalogue,
     parse_setup,
     responses_requests,
 )
-from mockllama.server import HOP_BY_HOP, create_app
+from mockllama.recordings.chat_twin import chat_twin
+from mockllama.server.background import BackgroundServer
+from mockllama.wire.headers import HOP_BY_HOP
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 SECRET = "sk-planted-secret-0123456789"
@@ -54,7 +54,7 @@ def _planned_bytes(planned) -> bytes | None:
     return None if text is None else text.encode()
 
 
-BUNDLED_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "catalogues").glob("*.json"))
+BUNDLED_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "recordings" / "catalogues").glob("*.json"))
 
 
 def test_the_bundled_catalogues_reproduce_the_bundled_requests_exactly(scenarios):

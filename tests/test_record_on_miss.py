@@ -22,14 +22,14 @@ from click.testing import CliRunner
 from httpkit import call, chunks_on_the_wire, post_json, sse_pairs
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import load_cassette, load_scenarios
+from mockllama.app import create_app
 from mockllama.cli import main
-from mockllama.errors import RequestError
-from mockllama.record_mode import RecordMode, decide, parse_record_mode
-from mockllama.record_on_miss import RecordOnMiss, slug_name, Sent
-from mockllama.server import create_app
-from mockllama.upstream import parse_upstream
+from mockllama.recordings.cassettes import load_cassette, load_scenarios
+from mockllama.server.background import BackgroundServer
+from mockllama.upstream.client import parse_upstream
+from mockllama.upstream.record_mode import RecordMode, decide, parse_record_mode
+from mockllama.upstream.record_on_miss import RecordOnMiss, Sent, slug_name
+from mockllama.wire.errors import RequestError
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 SECRET = "sk-planted-secret-on-a-miss"

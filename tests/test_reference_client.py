@@ -83,7 +83,7 @@ def test_the_example_runs_as_a_script(server):
 
 # --- faults: a reply that never arrives whole is never taken for an answer ---------------------
 
-from mockllama.fault_matrix import faults_measured  # noqa: E402
+from mockllama.teaching.fault_matrix import faults_measured  # noqa: E402
 
 FINISHED = {"model": "text-finishes", "input": "anything"}
 EXPECTED_REASON = {  # what the client says for each kind of fault

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recordings import SCENARIOS
 
-from mockllama.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
-from mockllama.replay import reply_for
+from mockllama.behaviours.replay import reply_for
+from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 POEM = SCENARIOS["poem-finishes"].find("POST", "/v1/responses", True)
@@ -217,7 +217,7 @@ def test_cassettes_option_with_a_traversal_reads_only_that_directory(tmp_path):
 
 
 def test_remembered_selections_stay_small(scenarios):
-    from mockllama.matching import REMEMBERED_BODY_BYTES, Matcher
+    from mockllama.matching.matcher import REMEMBERED_BODY_BYTES, Matcher
 
     matcher = Matcher(scenarios)
     big = json.dumps({"model": "text-cut-8", "input": "x" * REMEMBERED_BODY_BYTES}).encode()

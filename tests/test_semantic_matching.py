@@ -12,11 +12,11 @@ import pytest
 from equivalences import BASE, CATALOGUE, CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT, RESPONSES, reordered_properties
 from httpkit import post_json
 
-from mockllama.canonical import canonical_key, turn_of
-from mockllama.cassettes import load_scenarios
-from mockllama.catalogue import chat_twin
-from mockllama.errors import RequestError
-from mockllama.matching import Matcher
+from mockllama.matching.canonical import canonical_key
+from mockllama.matching.matcher import Matcher
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.recordings.chat_twin import chat_twin, turn_of
+from mockllama.wire.errors import RequestError
 
 
 @pytest.mark.parametrize(("name", "path", "first", "second"), EQUIVALENT, ids=[case[0] for case in EQUIVALENT])
@@ -93,7 +93,7 @@ def test_a_recording_stored_as_a_mapping_matches_in_any_key_order(server, tmp_pa
     sorted: it cannot tell the order it was sent in, so no order can be held against a request."""
     import aiohttp
 
-    from mockllama.record import _vcr
+    from mockllama.recordings.record import _vcr
 
     async def record_with_json():
         with _vcr().use_cassette(str(tmp_path / "old.yaml")):

@@ -12,7 +12,7 @@ from openai.types.responses import Response
 from openresponses_schema import event_errors, response_errors
 from recordings import SCENARIOS
 
-from mockllama.echo import DEFAULTS, SAMPLING_DEFAULTS
+from mockllama.behaviours.echo import DEFAULTS, SAMPLING_DEFAULTS
 
 CUT = SCENARIOS["text-cut-8"]
 TOOL = SCENARIOS["tool-finishes"].find("POST", "/v1/responses", False).request_json["tools"][0]

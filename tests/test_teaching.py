@@ -15,7 +15,7 @@ from recordings import catalogued_names
 import mockllama
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
-WEB = Path(mockllama.__file__).resolve().parent / "web"
+WEB = Path(mockllama.__file__).resolve().parent / "teaching" / "web"
 
 
 def _explain(*args):

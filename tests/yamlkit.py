@@ -1,7 +1,7 @@
 """The bundled cassettes read straight from their YAML, without mockllama's own loader.
 
 Tests that take expected values from the recordings use this, so that a bug in
-``mockllama.cassettes`` (or in the code it feeds) cannot make the expectation agree with it.
+``mockllama.recordings.cassettes`` (or in the code it feeds) cannot make the expectation agree with it.
 A request body may be stored as a mapping (vcrpy's ``json=``) or as a string (``data=``).
 """
 

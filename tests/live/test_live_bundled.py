@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 import pytest
 from httpkit import call, request_bytes
 
-from mockllama.background import BackgroundServer
-from mockllama.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
-from mockllama.catalogue import load_catalogue
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.server.background import BackgroundServer
 
 pytestmark = pytest.mark.live
 STOCK, PATCHED = bundled_cassette_dir() / "llama-server-b11434", patched_cassette_dir() / "llama-server-b11434-patched"

@@ -1,6 +1,6 @@
 """CORS: the same cross-origin requests to a live llama-server and to mockllama get the same CORS headers.
 
-The header set mockllama sends (mockllama/cors.py) is taken from these live replies: preflights
+The header set mockllama sends (mockllama/server/cors.py) is taken from these live replies: preflights
 (on API routes, on an unknown path, without an Origin), cross-origin POSTs (body and stream), a
 GET, and error replies. A POST without an Origin is in every recorded cassette already
 (`Access-Control-Allow-Origin` with an empty value).
@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.server import create_app
+from mockllama.app import create_app
+from mockllama.server.background import BackgroundServer
 
 pytestmark = pytest.mark.live
 

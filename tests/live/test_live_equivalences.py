@@ -1,4 +1,4 @@
-"""Live proof of every equivalence mockllama's matching uses (mockllama/canonical.py).
+"""Live proof of every equivalence mockllama's matching uses (mockllama/matching/canonical.py).
 
 Each case sends two forms of one request to llama-server b11434 and compares what was generated
 (text, function calls, finish reason; not ids or timestamps). Two fresh servers get the same
@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 from equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT, RESPONSES
 
-from mockllama.canonical import canonical_key
+from mockllama.matching.canonical import canonical_key
 
 pytestmark = pytest.mark.live
 

@@ -18,8 +18,9 @@ import pytest
 from livekit import free_port, wait_for_health
 from test_live_record import send, view
 
-from mockllama.cassettes import RESPONSES_PATH, bundled_cassette_dir
-from mockllama.catalogue import PlannedRequest, load_catalogue, load_setup
+from mockllama.recordings.cassettes import bundled_cassette_dir
+from mockllama.recordings.catalogue import PlannedRequest, load_catalogue, load_setup
+from mockllama.wire.routes import RESPONSES_PATH
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

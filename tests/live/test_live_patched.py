@@ -21,11 +21,12 @@ import pytest
 from livekit import free_port, wait_for_health
 from responses_view import responses_view
 
-from mockllama import sse
-from mockllama.behaviours import fix_response_object, fix_stream
-from mockllama.catalogue import load_catalogue
-from mockllama.cassettes import CHAT_PATH, RESPONSES_PATH, bundled_cassette_dir, load_scenarios, patched_cassette_dir
-from mockllama.replay import reply_for
+from mockllama.behaviours.fixed import fix_response_object, fix_stream
+from mockllama.behaviours.replay import reply_for
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.wire import sse
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

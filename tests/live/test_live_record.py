@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 from livekit import free_port, wait_for_health
 
-from mockllama.cassettes import CHAT_PATH, RESPONSES_PATH, load_scenarios
-from mockllama.catalogue import load_catalogue
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

@@ -17,14 +17,14 @@ from livekit import free_port
 from readme_recording import run_section, section, start_mockllama, stop_mockllama
 from recordings import SCENARIOS
 
-from mockllama.background import BackgroundServer
-from mockllama.bench_upstream import measure
-from mockllama.cassettes import load_scenarios
-from mockllama.proxy import RECORDER
-from mockllama.record_mode import RecordMode
-from mockllama.record_on_miss import RecordOnMiss
-from mockllama.server import create_app
-from mockllama.upstream import parse_upstream
+from mockllama.app import create_app
+from mockllama.bench.upstream import measure
+from mockllama.recordings.cassettes import load_scenarios
+from mockllama.server.background import BackgroundServer
+from mockllama.upstream.client import parse_upstream
+from mockllama.upstream.proxy import RECORDER
+from mockllama.upstream.record_mode import RecordMode
+from mockllama.upstream.record_on_miss import RecordOnMiss
 
 pytestmark = pytest.mark.live
 pytest_plugins = ["pytester"]  # for the plugin round trip, also when this file runs alone

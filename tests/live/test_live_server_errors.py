@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mockllama.cassettes import bundled_cassette_dir, load_scenarios
-from mockllama.faults import recorded_errors
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.server.faults import recorded_errors
 
 pytestmark = pytest.mark.live
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "record-server-errors.py"

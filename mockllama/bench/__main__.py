@@ -1,0 +1,3 @@
+from mockllama.bench.run import main
+
+main()

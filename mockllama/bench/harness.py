@@ -1,0 +1,116 @@
+"""What every benchmark shares: starting a contender pinned to its core, driving wrk from the
+other, and reading a process's CPU time and peak RSS."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from mockllama.recordings.catalogue import load_catalogue
+from mockllama.wire.routes import RESPONSES_PATH
+
+SERVER_CPU, LOAD_CPU = "0", "1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def request_body(scenario: str, stream: bool) -> bytes:
+    entry = next(e for e in load_catalogue() if e.name == scenario)
+    planned = next(p for p in entry.planned() if p.path == RESPONSES_PATH and p.json["stream"] is stream)
+    return json.dumps(planned.json).encode()
+
+
+def _post(url: str, body: bytes, timeout: float = 2.0) -> int:
+    request = urllib.request.Request(url + RESPONSES_PATH, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        response.read()
+        return response.status
+
+
+def _pinned(cpu: str, command: list[str]) -> list[str]:
+    return ["taskset", "-c", cpu, *command] if shutil.which("taskset") and os.cpu_count() >= 2 else command
+
+
+def start_contender(command: list[str], url: str, body: bytes | None = None, timeout: float = 30,
+                    env: dict | None = None) -> tuple[subprocess.Popen, float]:
+    """Start a server process; return it and the seconds from start to its first 200 to ``body``
+    (by default the text-cut-8 request)."""
+    body = body or request_body("text-cut-8", False)
+    started = time.perf_counter()
+    process = subprocess.Popen(_pinned(SERVER_CPU, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=env)
+    deadline = started + timeout
+    while time.perf_counter() < deadline:
+        try:
+            if _post(url, body, timeout=0.5) == 200:
+                return process, time.perf_counter() - started
+        except OSError:
+            time.sleep(0.002)
+    process.kill()
+    raise RuntimeError(f"{' '.join(command)} did not answer within {timeout:.0f} s")
+
+
+def peak_rss_mb(process: subprocess.Popen) -> float:
+    """VmHWM of the server process (the python under taskset, which execs it in place)."""
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def _milliseconds(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def run_wrk(url: str, body: bytes, connections: int, duration: int) -> tuple[float, float, float]:
+    """(requests per second, p50 ms, p99 ms) from wrk, in its own process on its own core."""
+    out = _wrk(url, body, connections, duration)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = _milliseconds(re.search(r"^\s+50%\s+(\S+)\s*$", out, re.M).group(1))
+    p99 = _milliseconds(re.search(r"^\s+99%\s+(\S+)\s*$", out, re.M).group(1))
+    return rps, p50, p99
+
+
+def _wrk(url: str, body: bytes, connections: int, duration: int) -> str:
+    """wrk's report; an error when wrk saw failed requests."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                     f"wrk.body = {json.dumps(body.decode())}\n")
+    try:
+        threads = min(connections, 2)
+        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "60s", "--latency",
+                   "-s", script.name, url + RESPONSES_PATH]
+        out = subprocess.run(_pinned(LOAD_CPU, command), capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(script.name)
+    # llama-server answers "Connection: close", which wrk counts as read errors: those are fine.
+    socket_errors = re.search(r"Socket errors: connect (\d+), read \d+, write (\d+), timeout (\d+)", out)
+    if "Non-2xx or 3xx responses" in out or (socket_errors and any(int(n) for n in socket_errors.groups())):
+        raise RuntimeError(f"{url}: wrk saw errors:\n{out}")
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time the process has used (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(url: str, pid: int, body: bytes, connections: int, duration: int) -> float:
+    """Server CPU microseconds per request over one wrk run: what throughput on a core of its own
+    would be, and far less swayed than req/s by other work on a shared machine."""
+    before = cpu_seconds(pid)
+    out = _wrk(url, body, connections, duration)
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    return (cpu_seconds(pid) - before) / requests * 1e6

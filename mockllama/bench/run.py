@@ -1,0 +1,405 @@
+"""Benchmark: mockllama against the floor (a bare aiohttp server), the mock servers a user would
+pick instead (aimock, mock-llm: see bench_peers) and, optionally, llama-server.
+
+    python -m mockllama.bench [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
+    python -m mockllama.bench --scale        # how costs grow with the number of recordings
+    python -m mockllama.bench --install-peers
+
+Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
+(Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
+``text-cut-8`` and streamed ``poem-finishes`` (wrk reads each whole stream), at 1 and 64
+connections. Figures: p50 and p99 latency, requests per second, time from process start to the
+first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-server, and
+mockllama's against each peer's; the fidelity table says what a client sees of each peer's replies.
+
+A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
+the table gives the median of the rounds (and of three start-ups).
+
+``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
+server CPU per request (from /proc), and journalling's own time per request, in process, as a
+share of that CPU time (the steadiest of the three on a shared machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from mockllama.bench.harness import cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
+from mockllama.bench.scale import parse_sizes, run_scale
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.wire.routes import RESPONSES_PATH
+
+WORKLOADS = (("text-cut-8", False), ("poem-finishes", True))
+CONCURRENCY = (1, 64)
+
+
+# --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
+
+def run_floor(port: int) -> None:
+    """Serve the two workloads' recorded replies with no matching and no transform at all."""
+    from aiohttp import web
+
+    scenarios = load_scenarios([bundled_cassette_dir()])
+    plain = scenarios["text-cut-8"].find("POST", RESPONSES_PATH, False)
+    streamed = scenarios["poem-finishes"].find("POST", RESPONSES_PATH, True)
+    blocks = [event.raw for event in streamed.events]
+
+    async def responses(request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if b'"stream": true' not in body:
+            return web.Response(body=plain.body, content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for block in blocks:
+            await response.write(block)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post(RESPONSES_PATH, responses)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+# --- measuring ----------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    contender: str
+    workload: str
+    connections: int
+    rps: float
+    p50_ms: float
+    p99_ms: float
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    duration: int  # seconds per wrk run
+    rounds: int
+    settle: bool = False  # wait for llama-server's slots to go idle before each run
+    workloads: tuple[tuple[str, bool], ...] = WORKLOADS  # what it can answer (a peer may not stream)
+
+
+def wait_until_idle(url: str, seconds: float = 300) -> None:
+    """llama-server keeps generating for requests wrk has given up on; let it finish first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/slots", timeout=5) as response:
+                if not any(slot.get("is_processing") for slot in json.load(response)):
+                    return
+        except (OSError, ValueError):
+            return  # no /slots endpoint: nothing to wait for
+        time.sleep(0.5)
+
+
+def measure(targets: dict[str, Target]) -> list[Result]:
+    """Every workload on every target, the targets taking turns; medians over the rounds."""
+    results = []
+    for scenario, stream in WORKLOADS:
+        body = request_body(scenario, stream)
+        label = f"{scenario} {'stream' if stream else 'json'}"
+        for connections in CONCURRENCY:
+            runs = {name: [] for name in targets}
+            for round_number in range(max(target.rounds for target in targets.values())):
+                for name, target in targets.items():
+                    if round_number < target.rounds and (scenario, stream) in target.workloads:
+                        if target.settle:
+                            wait_until_idle(target.url)
+                        runs[name].append(run_wrk(target.url, body, connections, target.duration))
+            for name, samples in runs.items():
+                if not samples:
+                    continue
+                rps, p50, p99 = (statistics.median(column) for column in zip(*samples))
+                results.append(Result(name, label, connections, rps, p50, p99))
+            print(f"measured {label} at {connections} connections", file=sys.stderr, flush=True)
+    return results
+
+
+# --- the run and the table ----------------------------------------------------------------------
+
+def contenders(port_for) -> list[tuple[str, list[str], str]]:
+    python = sys.executable
+    floor, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for()
+    return [
+        ("floor (bare aiohttp)", [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
+         f"http://127.0.0.1:{floor}"),
+        ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
+         f"http://127.0.0.1:{buggy}"),
+        ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
+         f"http://127.0.0.1:{fixed}"),
+        # spec adds a per-request step (its response objects echo the request): this row is its cost
+        ("mockllama spec", [python, "-m", "mockllama", "serve", "--port", str(spec), "--behaviour", "spec"],
+         f"http://127.0.0.1:{spec}"),
+    ]
+
+
+def journal_contenders(port_for) -> list[tuple[str, list[str], str]]:
+    """The journal's cost: the same server with the journal on (the default) and off."""
+    python = sys.executable
+    on, off = port_for(), port_for()
+    return [
+        (JOURNAL_ON, [python, "-m", "mockllama", "serve", "--port", str(on)], f"http://127.0.0.1:{on}"),
+        (JOURNAL_OFF, [python, "-m", "mockllama", "serve", "--port", str(off), "--journal-size", "0"],
+         f"http://127.0.0.1:{off}"),
+    ]
+
+
+JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journal off"
+
+
+def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds: int) -> str:
+    """Journal on against off, in turns round by round: median server CPU per request, per workload."""
+    lines = ["| workload | conns | journal on CPU us/req | journal off CPU us/req | cost |",
+             "| --- | --- | --- | --- | --- |"]
+    for scenario, stream in WORKLOADS:
+        body = request_body(scenario, stream)
+        for connections in CONCURRENCY:
+            runs = {name: [] for name in targets}
+            for _ in range(rounds):
+                for name, (url, pid) in targets.items():
+                    runs[name].append(cpu_per_request(url, pid, body, connections, duration))
+            on, off = statistics.median(runs[JOURNAL_ON]), statistics.median(runs[JOURNAL_OFF])
+            lines.append(f"| {scenario} {'stream' if stream else 'json'} | {connections} | {on:.1f} | {off:.1f} | "
+                         f"{(on / off - 1) * 100:+.1f}% |")
+            print(f"measured CPU per request, {scenario} at {connections} connections", file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
+def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[float, float]:
+    """In process, no network: the ``journalled`` wrapper around a handler that returns a reply like
+    a replay's (its headers, a 1 KB body), with the journal on (the default size) and off.
+    (on, off) medians in microseconds per request. Other work on a shared machine slows both
+    alike, so their difference says what journalling adds far more steadily than wrk's req/s."""
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journalled
+
+    headers = {"Content-Type": "application/json", "X-Mockllama-Behaviour": "buggy",
+               "X-Mockllama-Scenario": "text-cut-8", "X-Mockllama-Selected-By": "match"}
+
+    async def reply(request: web.Request) -> web.Response:
+        return web.Response(body=b"x" * 1024, headers=headers)
+
+    async def per_request(size: int) -> float:
+        app = web.Application()
+        app[JOURNAL] = Journal(size)
+        handler = journalled(reply)
+        pool = [make_mocked_request("POST", "/buggy/v1/responses", app=app) for _ in range(64)]
+        started = time.perf_counter()
+        for number in range(requests):
+            await handler(pool[number % len(pool)])
+        return (time.perf_counter() - started) / requests * 1e6
+
+    async def both() -> tuple[list[float], list[float]]:
+        on, off = [], []
+        for _ in range(rounds):  # in turns, as the servers are measured
+            off.append(await per_request(0))
+            on.append(await per_request(DEFAULT_JOURNAL_SIZE))
+        return on, off
+
+    on, off = asyncio.run(both())
+    return statistics.median(on), statistics.median(off)
+
+
+def journalling_share(on_us: float, off_us: float, cpu_table: str) -> str:
+    """Journalling's own time per request against the server's whole CPU time per request
+    (journal off, text-cut-8 at 1 connection: the cheapest request, so the largest share)."""
+    row = next(line for line in cpu_table.splitlines() if line.startswith("| text-cut-8 json | 1 |"))
+    server_us = float(row.split("|")[4])
+    return (f"journalling itself (in process, journal on against off): {on_us - off_us:.1f} us per request "
+            f"({on_us:.1f} against {off_us:.1f}); the server spends {server_us:.1f} us of CPU per text-cut-8 "
+            f"request with the journal off, so journalling costs {(on_us - off_us) / server_us * 100:.1f}% of it")
+
+
+def journal_cost(results: list[Result]) -> str:
+    """Per workload: the throughput lost to journalling, as a share of the throughput without it."""
+    by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    lines = ["| workload | conns | journal on req/s | journal off req/s | cost |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        if r.contender != JOURNAL_ON:
+            continue
+        off = by_key[(JOURNAL_OFF, r.workload, r.connections)]
+        lines.append(f"| {r.workload} | {r.connections} | {r.rps:,.0f} | {off.rps:,.0f} | "
+                     f"{(1 - r.rps / off.rps) * 100:+.1f}% |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        found = re.search(r"model name\s*:\s*(.+)", cpuinfo.read_text())
+        model = found.group(1).strip() if found else model
+    return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}, {platform.system()}"
+
+
+def _workload(result: Result) -> tuple[str, bool]:
+    scenario, kind = result.workload.split()
+    return scenario, kind == "stream"
+
+
+def table(results: list[Result], starts: dict, rss: dict) -> str:
+    floor = {(r.workload, r.connections): r for r in results if r.contender.startswith("floor")}
+    live = {(r.workload, r.connections): r for r in results if r.contender == "llama-server"}
+    lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs llama-server |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
+        key = (r.workload, r.connections)
+        vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
+        vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
+        rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
+        lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
+                     f"{r.p99_ms:.2f} | {vs_floor} | {vs_live} |")
+    lines += ["", "| contender | start to first 200 | peak RSS |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {starts[name] * 1000:.0f} ms | {rss[name]:.1f} MB |" for name in starts]
+    return "\n".join(lines)
+
+
+PEER_BASE = "mockllama buggy"  # mockllama as it starts by default, the row each peer is held against
+
+
+def peer_contenders(port_for, workdir: Path) -> tuple[list[tuple], list[str]]:
+    """(name, command, url, env, workloads) of every peer installed here, and how to install the others."""
+    found, missing = [], []
+    for peer in PEERS:
+        problem = peer.missing()
+        if problem:
+            missing.append(problem)
+            continue
+        port = port_for()
+        command, env = peer_command(peer, port, workdir)
+        found.append((peer.name, command, f"http://127.0.0.1:{port}", env, peer.workloads))
+    return found, missing
+
+
+def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
+    return f"{mine / theirs:.{digits}f}x" if theirs else "-"
+
+
+def peer_table(results: list[Result], peers: list[str]) -> str:
+    """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more) and for
+    p50 (below 1: mockllama answers sooner)."""
+    by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
+            + [f"mockllama/{p} req/s" for p in peers] + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers]
+            + [f"mockllama/{p} p50" for p in peers])
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in (r for r in results if r.contender == PEER_BASE):
+        theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
+        cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
+                 + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
+                 + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
+                 + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
+                 + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m mockllama.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
+    parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
+    parser.add_argument("--journal-cost", action="store_true",
+                        help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
+                        "req/s, server CPU per request, and journalling's own time per request in process")
+    parser.add_argument("--no-peers", action="store_true", help="leave out the peer mock servers (aimock, mock-llm)")
+    parser.add_argument("--install-peers", action="store_true",
+                        help="npm install the peer mock servers into MOCKLLAMA_PEERS_DIR (default "
+                        "~/.cache/mockllama/peers) and stop")
+    parser.add_argument("--scale", action="store_true",
+                        help="measure only how start-up, memory, the scenarios command, matching and the 404 "
+                        "grow with the number of recordings (synthetic cassette directories)")
+    parser.add_argument("--with-scale", action="store_true", help="the comparison, then --scale, in one run")
+    parser.add_argument("--scale-sizes", default="100 1000 10000", metavar="'N N ...'",
+                        help="the synthetic directories' sizes in scenarios (default '100 1000 10000')")
+    parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.floor_server:
+        return run_floor(args.floor_server)
+    if args.install_peers:
+        try:
+            return install_peers()
+        except (RuntimeError, subprocess.CalledProcessError) as err:
+            sys.exit(f"mockllama.bench: could not install the peers: {err}")
+    if shutil.which("wrk") is None:
+        sys.exit("mockllama.bench needs wrk: apt-get install wrk")
+    try:
+        sizes = parse_sizes(args.scale_sizes)
+    except ValueError:
+        sys.exit(f"mockllama.bench: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}")
+    print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+    if not args.scale:
+        compare(args)
+    if args.scale or args.with_scale:
+        print("\n" + run_scale(sizes, args.duration, free_port), flush=True)
+
+
+def compare(args) -> None:
+    """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
+    starts, processes, targets, missing = {}, {}, {}, []
+    with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
+        entries = [(*entry, None, WORKLOADS) for entry in
+                   (journal_contenders if args.journal_cost else contenders)(free_port)]
+        if not (args.journal_cost or args.no_peers):
+            found, missing = peer_contenders(free_port, Path(workdir))
+            entries += found
+            for problem in missing:
+                print(f"not measured: {problem}", file=sys.stderr, flush=True)
+        try:
+            for name, command, url, env, workloads in entries:
+                times = []
+                for _ in range(3):
+                    process, seconds = start_contender(command, url, env=env)
+                    times.append(seconds)
+                    if len(times) < 3:
+                        process.terminate()
+                        process.wait(timeout=20)
+                starts[name], processes[name] = statistics.median(times), process
+                targets[name] = Target(url, args.duration, args.rounds, workloads=workloads)
+            if args.journal_cost:
+                pids = {name: (target.url, processes[name].pid) for name, target in targets.items()}
+                cpu_table = journal_cpu_cost(pids, args.duration, args.rounds)
+            results = measure(targets)
+            rss = {name: peak_rss_mb(process) for name, process in processes.items()}
+            peers = [name for name, *_ in entries if name in {peer.name for peer in PEERS}]
+            fidelity = [fidelity_row(name, int(targets[name].url.rsplit(":", 1)[1]), targets[name].workloads)
+                        for name in [PEER_BASE, *peers] if name in targets]
+            if args.llama_server:
+                # Last, so that the generations it keeps running after wrk stops slow nobody else down.
+                # Its replies take 0.1 to 1 s each: one long run per workload says enough.
+                live = Target(args.llama_server.rstrip("/"), max(args.duration, 20), 1, settle=True)
+                results += measure({"llama-server": live})
+        finally:
+            for process in processes.values():
+                process.terminate()
+                process.wait(timeout=20)
+    print(table(results, starts, rss))
+    if args.journal_cost:
+        print("\n" + journal_cost(results) + "\n\n" + cpu_table)
+        print("\n" + journalling_share(*journalling_microseconds(), cpu_table))
+        return
+    if peers:
+        print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))
+    for problem in missing:
+        print(f"\nnot measured: {problem}")

@@ -1,0 +1,136 @@
+"""The canonical form of a request: the chat request llama-server generates from.
+
+llama-server turns a ``/v1/responses`` request into a chat request before it generates, so two
+requests that become the same chat request get the same generation. The canonical form is that
+chat request (through :func:`catalogue.chat_twin`, the one conversion the recorder also uses),
+with every equivalence below applied. Each one was seen to hold on a live llama-server b11434:
+tests/live/test_live_equivalences.py sends both forms to a fresh server and compares the output.
+
+- A text part list with one part, ``[{"type": "input_text"|"text", "text": T}]``, is the string T.
+- An input item without ``"type"`` is a ``"message"`` (chat_twin reads it so).
+- An empty ``include`` or ``tools`` is the field left out; ``model``, ``stream_options``, ``user``
+  and ``metadata`` are ignored.
+- ``"stream": false`` is no ``stream``.
+- ``max_completion_tokens`` (and Responses' ``max_output_tokens``) is ``max_tokens``.
+- A top-level number compares by value: ``0`` is ``0.0``.
+- Key order does not matter at the top level, inside a message, or in a tool's own keys
+  (llama-server rebuilds those objects), but it does matter inside a tool's ``parameters``:
+  llama-server renders the schema in the order it was sent, and another order generates
+  something else.
+
+Anything else is kept as sent, so a difference that has not been proven harmless is a miss.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mockllama.recordings.chat_twin import chat_twin, replies_carried
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+
+# llama-server does not read these: the same generation whatever they say.
+IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata"})
+# These, sent with this value, are the field left out.
+DEFAULT_VALUES = {"include": [], "tools": []}
+# Another name for the same limit: the canonical name is max_tokens.
+LIMIT_ALIASES = ("max_completion_tokens",)
+
+
+def _sorted(mapping: dict) -> dict:
+    return dict(sorted(mapping.items()))
+
+
+def _number(value):
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _content(content):
+    """One text part is the plain string; anything else stays as sent."""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        part = content[0]
+        if part.get("type") in ("text", "input_text") and set(part) == {"type", "text"}:
+            return part["text"]
+    return content
+
+
+def _message(message) -> object:
+    if not isinstance(message, dict):
+        return message
+    canonical = _sorted(message)
+    if "content" in canonical:
+        canonical["content"] = _content(canonical["content"])
+    if isinstance(canonical.get("tool_calls"), list):
+        canonical["tool_calls"] = [_tool_call(call) for call in canonical["tool_calls"]]
+    return canonical
+
+
+def _tool_call(call) -> object:
+    if isinstance(call, dict) and isinstance(call.get("function"), dict):
+        return _sorted({**call, "function": _sorted(call["function"])})
+    return call
+
+
+def _tool(tool) -> object:
+    """A tool's own keys in any order; its parameters exactly as sent (rendered in that order)."""
+    if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+        return _sorted({**tool, "function": _sorted(tool["function"])})
+    return tool
+
+
+def canonical_chat(body: dict) -> dict:
+    """A chat request (or a converted Responses request) in canonical form."""
+    canonical = {}
+    for key, value in body.items():
+        if key in IGNORED_FIELDS or (key in DEFAULT_VALUES and value == DEFAULT_VALUES[key]):
+            continue
+        if key in LIMIT_ALIASES and "max_tokens" not in body:
+            key = "max_tokens"
+        if key == "messages" and isinstance(value, list):
+            value = [_message(message) for message in value]
+        elif key == "tools" and isinstance(value, list):
+            value = [_tool(tool) for tool in value]
+        canonical[key] = _number(value)
+    canonical["stream"] = body.get("stream") is True
+    return _sorted(canonical)
+
+
+def canonical_request(path: str, body) -> object:
+    """What llama-server generates from, for a request body sent to ``path``."""
+    if not isinstance(body, dict):
+        return body
+    if path == RESPONSES_PATH:
+        try:
+            return canonical_chat(chat_twin(body))
+        except (KeyError, TypeError, AttributeError):  # malformed input items: compare as sent
+            return _as_sent(body)
+    if path == CHAT_PATH:
+        return canonical_chat(body)
+    return _as_sent(body)  # e.g. /v1/messages: no equivalence has been proven there
+
+
+def _as_sent(body: dict) -> dict:
+    kept = {key: _number(value) for key, value in body.items() if key not in IGNORED_FIELDS}
+    kept["stream"] = body.get("stream") is True
+    return _sorted(kept)
+
+
+def canonical_key(path: str, body) -> str:
+    """The exact-match key: canonical JSON, with the key order the canonical form gives it."""
+    return json.dumps(canonical_request(path, body), ensure_ascii=False)
+
+
+def unordered_key(path: str, body) -> str:
+    """The key with every key order ignored: for recordings whose body vcrpy stored as a YAML
+    mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot
+    tell the order it was sent in."""
+    return json.dumps(canonical_request(path, body), ensure_ascii=False, sort_keys=True)
+
+
+def first_turn_messages(messages: list) -> list:
+    """The messages before the first model reply: what every turn of one conversation shares."""
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant" and replies_carried(messages[index:]):
+            return messages[:index]
+    return messages

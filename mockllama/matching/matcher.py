@@ -1,0 +1,239 @@
+"""Choosing the recorded interaction for an incoming request.
+
+Order, first that applies:
+1. a body that is not JSON is answered by a recording with the very same bytes, else a 400;
+2. explicit selection: the ``X-Mockllama-Scenario`` header, or a ``model`` that names a scenario;
+3. the request in canonical form (what llama-server generates from, see ``canonical``) equals a
+   recorded one: an exact lookup (ignoring key order only against a recording that stored its
+   body as a mapping, and so lost the order it was sent in);
+4. a later turn of a conversation whose first turn it shares;
+5. a 400 for a field of the wrong type;
+6. the ``--fallback`` scenario;
+7. a 404 that lists the nearest scenarios and how each differs, in canonical terms.
+
+Within a scenario, the turn is read from the request's own input (the model replies it already
+carries), never from server state: parallel tests and retries stay independent, and a body
+always selects the same recording, so selections can be remembered.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from mockllama.matching.bounded_cache import ByteBoundedMemo
+from mockllama.matching.canonical import canonical_key, unordered_key
+from mockllama.matching.differences import describe, nearest
+from mockllama.matching.keys import conversation_key, match_keys
+from mockllama.matching.nearness import Fingerprints
+from mockllama.matching.validation import stream_type_error, type_error
+from mockllama.recordings.cassettes import Interaction, Scenario, collection_paused
+from mockllama.recordings.chat_twin import turn_of
+from mockllama.wire.errors import RequestError
+
+# Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
+REMEMBERED_BODY_BYTES = 64 * 1024
+# The 404 names at most this many of the equally near scenarios (and counts the rest).
+MAX_LISTED = 10
+
+
+@dataclass(frozen=True)
+class Selection:
+    interaction: Interaction
+    how: str  # "header", "model", "match", "conversation", "recorded-bytes", "fallback" or "route"
+    turn: int = 1  # the conversation turn answered (1 for a single-turn scenario)
+
+
+def _key_bytes(args: tuple) -> int:
+    method, path, raw, scenario_name = args
+    return len(method) + len(path) + len(raw) + len(scenario_name or "")
+
+
+class Matcher:
+    def __init__(self, scenarios: dict[str, Scenario], fallback: str | None = None):
+        if fallback is not None and fallback not in scenarios:
+            known = ", ".join(sorted(scenarios))
+            raise ValueError(f"the fallback scenario {fallback!r} is not among the loaded scenarios: {known}")
+        self.scenarios = scenarios
+        self.fallback = fallback
+        self.generation = 0  # counts the recordings added since: what was built from the old set is stale
+        self._by_key: dict[tuple[str, str, str], Interaction] = {}
+        self._by_bytes: dict[tuple[str, str, bytes], Interaction] = {}
+        self._by_route: dict[tuple[str, str], list[Interaction]] = {}
+        self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
+        self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
+        self._fingerprints = Fingerprints()  # the 404's nearest search, made on a route's first miss
+        with collection_paused():
+            for scenario in scenarios.values():
+                self._index(scenario, first_wins=True)
+        # Clients repeat the same request bodies, and a body always selects the same recording:
+        # remember recent answers (the profile showed JSON work on every request), 16 MiB of keys at most.
+        self._remembered = ByteBoundedMemo(self._select, _key_bytes)
+
+    def _index(self, scenario: Scenario, first_wins: bool) -> None:
+        for interaction in scenario.interactions:
+            route = (interaction.method, interaction.path)
+            self._by_route.setdefault(route, []).append(interaction)
+            entries = []
+            if interaction.request_raw is not None:
+                entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
+            if interaction.request_json is not None:
+                key, orderless, later = interaction.match_keys or match_keys(interaction)
+                entries.append((self._by_key, (*route, key), interaction))
+                if orderless is not None:
+                    entries.append((self._orderless, (*route, orderless), interaction))
+                if later is not None:
+                    entries.append((self._conversations, (*route, later), interaction.scenario))
+            for index, key, value in entries:
+                if first_wins:
+                    index.setdefault(key, value)
+                else:
+                    index[key] = value
+
+    def add(self, scenario: Scenario) -> None:
+        """Serve a new recording from now on, in place of any scenario of the same name; where
+        it records the same request as another scenario, the new recording wins."""
+        old = self.scenarios.get(scenario.name)
+        if old is not None:
+            gone = {id(interaction) for interaction in old.interactions}
+            for index in (self._by_key, self._by_bytes, self._orderless):
+                for key in [k for k, i in index.items() if id(i) in gone]:
+                    del index[key]
+            for key in [k for k, name in self._conversations.items() if name == old.name]:
+                del self._conversations[key]
+            for interactions in self._by_route.values():
+                interactions[:] = [i for i in interactions if id(i) not in gone]
+        self.scenarios[scenario.name] = scenario
+        self._index(scenario, first_wins=False)
+        self._remembered.cache_clear()
+        self._fingerprints.clear()
+        self.generation += 1
+
+    def select(self, method: str, path: str, raw: bytes, scenario_name: str | None = None) -> Selection:
+        if len(raw) > REMEMBERED_BODY_BYTES:
+            return self._select(method, path, raw, scenario_name)
+        return self._remembered(method, path, raw, scenario_name)
+
+    def _select(self, method: str, path: str, raw: bytes, scenario_name: str | None) -> Selection:
+        if method == "GET":
+            return self._select_get(path, scenario_name)
+        try:
+            body = json.loads(raw)
+        except ValueError as err:
+            recorded = self._by_bytes.get((method, path, raw))
+            if recorded is not None:
+                return Selection(recorded, "recorded-bytes")
+            raise RequestError(400, f"mockllama: the request body is not valid JSON ({err})") from None
+        wrong_stream = stream_type_error(path, body)  # before matching: "yes" would match stream=false
+        if wrong_stream:
+            raise RequestError(400, wrong_stream)
+        explicit = self._explicit(method, path, body, scenario_name)
+        if explicit is not None:
+            return explicit
+        recorded = self._by_key.get((method, path, canonical_key(path, body)))
+        if recorded is None and self._orderless:
+            recorded = self._orderless.get((method, path, unordered_key(path, body)))
+        if recorded is not None:
+            return Selection(recorded, "match", recorded.turn)
+        later = conversation_key(path, body)
+        if later is not None and (method, path, later) in self._conversations:
+            return self._turn_of(self._conversations[(method, path, later)], method, path, body, "conversation")
+        problem = type_error(path, body)
+        if problem:
+            raise RequestError(400, problem)
+        if self.fallback is not None:
+            return self._turn_of(self.fallback, method, path, body, "fallback")
+        raise RequestError(404, self._no_match_message(method, path, body))
+
+    def _select_get(self, path: str, scenario_name: str | None) -> Selection:
+        candidates = self._by_route.get(("GET", path), [])
+        for interaction in candidates:
+            if interaction.scenario == scenario_name:
+                return Selection(interaction, "header")
+        if not candidates:
+            raise RequestError(404, f"mockllama: no cassette records GET {path}.")
+        return Selection(candidates[0], "route")
+
+    def _explicit(self, method, path, body, scenario_name) -> Selection | None:
+        if scenario_name is not None:
+            if scenario_name not in self.scenarios:
+                known = ", ".join(sorted(self.scenarios))
+                raise RequestError(
+                    404, f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario). Known: {known}."
+                )
+            return self._turn_of(scenario_name, method, path, body, "header")
+        model = body.get("model") if isinstance(body, dict) else None
+        if isinstance(model, str) and model in self.scenarios:
+            return self._turn_of(model, method, path, body, "model")
+        return None
+
+    def _turn_of(self, name: str, method: str, path: str, body, how: str) -> Selection:
+        """The recorded turn of scenario ``name`` that this request's own input asks for."""
+        chosen_by = {"header": "X-Mockllama-Scenario", "model": "model", "fallback": "--fallback",
+                     "conversation": "its first turn"}[how]
+        scenario = self.scenarios[name]
+        stream = isinstance(body, dict) and body.get("stream") is True
+        turn = turn_of(path, body)
+        if turn > scenario.turns:
+            raise RequestError(404, past_the_last_turn(scenario, turn, chosen_by))
+        interaction = scenario.find(method, path, stream, turn)
+        if interaction is None:
+            recorded = "; ".join(sorted({_recorded(i, scenario) for i in scenario.interactions}))
+            at_turn = f" at turn {turn}" if scenario.turns > 1 else ""
+            raise RequestError(
+                404,
+                f"mockllama: scenario {name!r} (chosen by {chosen_by}) has no recorded "
+                f"{method} {path} with stream={str(stream).lower()}{at_turn}. It records: {recorded}.",
+            )
+        return Selection(interaction, how, turn)
+
+    def _no_match_message(self, method: str, path: str, body: dict) -> str:
+        stream = body.get("stream") is True
+        candidates = self._fingerprints.of((method, path, stream), lambda: [
+            i
+            for i in self._by_route.get((method, path), [])
+            if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
+        ])
+        how_to = (
+            "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "
+            "\"model\": \"NAME\" (list them with 'mockllama scenarios'), start the server with "
+            "--fallback NAME, or record this request from a live llama-server and serve it with --cassettes DIR."
+        )
+        if not candidates:
+            return (
+                f"mockllama: no recording matches {method} {path} (stream={str(stream).lower()}); "
+                f"no scenario records that endpoint with that stream flag. {how_to}"
+            )
+        count, near, closest = nearest(path, body, candidates, MAX_LISTED)
+        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
+        if near > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
+            listed += f"; and {near - MAX_LISTED} more as near"
+        differ = f"{count} difference{'s' if count != 1 else ''}"
+        label = (f"Nearest scenario ({differ})" if near == 1
+                 else f"Nearest scenarios ({near}, equally near, {differ} each)")
+        return (
+            f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
+            f"compared as llama-server sees it (see 'Which requests match' in the README). "
+            f"{label}: {listed}. {how_to}"
+        )
+
+
+def _turn_label(interaction: Interaction) -> str:
+    return f" (turn {interaction.turn})" if interaction.turn > 1 else ""
+
+
+def _recorded(interaction: Interaction, scenario: Scenario) -> str:
+    turn = f" turn {interaction.turn}" if scenario.turns > 1 else ""
+    return interaction.describe() + turn
+
+
+def past_the_last_turn(scenario: Scenario, turn: int, chosen_by: str) -> str:
+    replies = turn - 1
+    return (
+        f"mockllama: scenario {scenario.name!r} (chosen by {chosen_by}) records {scenario.turns} "
+        f"turn{'s' if scenario.turns != 1 else ''}, but this request carries {replies} model "
+        f"repl{'ies' if replies != 1 else 'y'} (function calls or assistant messages), so it asks for turn "
+        f"{turn}. mockllama never replays an earlier turn for a later one. Stop the conversation after "
+        f"turn {scenario.turns}, or record a longer conversation (a catalogue entry with \"turns\")."
+    )
+

@@ -1,0 +1,411 @@
+"""Loading vcrpy cassettes and indexing them into scenarios.
+
+A scenario is one cassette, named after its file: usually the ``/v1/responses`` interactions
+(streamed and not) plus their chat twins, the same prompt and limit sent to
+``/v1/chat/completions``. The twin's ``finish_reason`` is what llama-server knew and dropped.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from mockllama.recordings.chat_twin import turn_of
+from mockllama.recordings.index import read_index, stamp, write_index
+from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml
+from mockllama.recordings.shape import reply_problem
+from mockllama.wire import sse
+from mockllama.wire.nesting import MAX_JSON_DEPTH, depth_exceeds
+from mockllama.wire.routes import CHAT_PATH
+
+CASSETTE_SUFFIXES = (".yaml", ".yml")
+
+
+class CassetteError(Exception):
+    """A cassette that cannot be served; the message names the file and the reason."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"cannot load cassette {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def _shipped(in_wheel: str, in_checkout: str) -> Path:
+    package_dir = Path(__file__).resolve().parent.parent  # mockllama/, where the wheel puts them
+    return package_dir / in_wheel if (package_dir / in_wheel).is_dir() else package_dir.parent / in_checkout
+
+
+def bundled_cassette_dir() -> Path:
+    """The recordings shipped with mockllama: inside the wheel, or at the top of a checkout."""
+    return _shipped("_bundled_cassettes", "cassettes")
+
+
+def patched_cassette_dir() -> Path:
+    """The same catalogue recorded from llama-server built with patches/llama-server-responses-incomplete.patch:
+    what a corrected llama-server really sends. A set of its own, under the stock scenarios' names."""
+    return _shipped("_patched_cassettes", "cassettes-patched")
+
+
+# The recording sets shipped with mockllama, by the name `--recordings` takes.
+RECORDING_SETS = {"stock": bundled_cassette_dir, "patched": patched_cassette_dir}
+
+
+@dataclass(eq=False)
+class Interaction:
+    """One recorded request and its response. Compared by identity, so it can key caches."""
+
+    scenario: str
+    method: str
+    path: str
+    request_raw: bytes | None  # the body as sent, when the cassette kept it as a string
+    request_json: object  # the body as JSON, or None when absent or not JSON
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    # What a matcher looks this recording up by, when the loader was given a ``keys_of`` to compute
+    # it (kept in the cassette index, so a start at 10,000 recordings need not compute it again).
+    match_keys: tuple | None = None
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.request_json, dict) and self.request_json.get("stream") is True
+
+    @cached_property
+    def turn(self) -> int:
+        """Which turn of a conversation this request asked for, read from its own input."""
+        return turn_of(self.path, self.request_json)
+
+    @property
+    def is_event_stream(self) -> bool:
+        return sse.is_event_stream(self.body)
+
+    @cached_property
+    def events(self) -> list[sse.Event]:
+        return sse.parse_stream(self.body)
+
+    @cached_property
+    def body_json(self):
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):
+            return None
+
+    @property
+    def limit(self) -> int | None:
+        """The token limit the request asked for, whatever the endpoint calls it."""
+        if not isinstance(self.request_json, dict):
+            return None
+        for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
+            if isinstance(self.request_json.get(key), int):
+                return self.request_json[key]
+        return None
+
+    def describe(self) -> str:
+        return f"{self.method} {self.path} (stream={str(self.stream).lower()})"
+
+
+@dataclass(eq=False)
+class Scenario:
+    name: str
+    source: Path
+    interactions: list[Interaction] = field(default_factory=list)
+
+    def find(self, method: str, path: str, stream: bool, turn: int = 1) -> Interaction | None:
+        for interaction in self.interactions:
+            if (interaction.method == method and interaction.path == path and interaction.stream == stream
+                    and (method == "GET" or interaction.turn == turn)):
+                return interaction
+        return None
+
+    def chat_twin(self, interaction: Interaction) -> Interaction | None:
+        """The chat completion recorded beside a Responses interaction (same turn), same stream flag first."""
+        turn = interaction.turn
+        return (self.find("POST", CHAT_PATH, interaction.stream, turn)
+                or self.find("POST", CHAT_PATH, not interaction.stream, turn))
+
+    @cached_property
+    def turns(self) -> int:
+        """How many turns the scenario records: 1, or more for a conversation."""
+        return max((i.turn for i in self.interactions if i.method == "POST"), default=1)
+
+    def twin_finish_reason(self, interaction: Interaction) -> str | None:
+        twin = self.chat_twin(interaction)
+        return chat_finish_reason(twin) if twin is not None else None
+
+    @property
+    def endpoints(self) -> list[str]:
+        seen = []
+        for interaction in self.interactions:
+            if interaction.path not in seen:
+                seen.append(interaction.path)
+        return seen
+
+
+def _choices(chunk) -> list[dict]:
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    return [choice for choice in choices if isinstance(choice, dict)] if isinstance(choices, list) else []
+
+
+def chat_finish_reason(interaction: Interaction) -> str | None:
+    """``finish_reason`` of a recorded chat completion, streamed or not; None when it has none."""
+    reason = None
+    if interaction.is_event_stream:
+        for event in interaction.events:
+            for choice in _choices(event.json()):
+                reason = choice.get("finish_reason") or reason
+    else:
+        choices = _choices(interaction.body_json)
+        reason = choices[0].get("finish_reason") if choices else None
+    return reason if isinstance(reason, str) else None
+
+
+def _request_body(body) -> tuple[bytes | None, object]:
+    """vcrpy keeps a ``json=`` body as a mapping and a ``data=`` body as a string: accept both."""
+    if body is None or isinstance(body, (dict, list)):
+        return None, body
+    raw = body if isinstance(body, bytes) else str(body).encode("utf-8")
+    try:
+        return raw, json.loads(raw)
+    except ValueError:
+        return raw, None
+
+
+def _header_values(values) -> list:
+    """vcrpy writes a list of values per header; a hand-edited cassette may hold one plain string."""
+    return [values] if isinstance(values, str) else list(values)
+
+
+def _interaction(scenario: str, request, response) -> Interaction:
+    raw, parsed = _request_body(request.body)
+    headers = tuple((name, value) for name, values in (response.get("headers") or {}).items()
+                    for value in _header_values(values))
+    body = response["body"]["string"]
+    return Interaction(
+        scenario=scenario,
+        method=request.method.upper(),
+        path=request.parsed_uri.path,
+        request_raw=raw,
+        request_json=parsed,
+        status=int(response["status"]["code"]),
+        reason=str(response["status"].get("message", "")),
+        headers=headers,
+        body=body if isinstance(body, bytes) else (body or "").encode("utf-8"),
+    )
+
+
+class _Parsed:
+    """A vcrpy serializer that hands over data mockllama has already parsed safely."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def deserialize(self, _text: str):
+        return self.data
+
+
+def _read_cassette(path: Path):
+    """vcrpy's (requests, responses), from YAML parsed safely here and read by vcrpy's own deserializer."""
+    try:
+        if path.stat().st_size == 0:
+            raise CassetteError(path, "the file is empty")
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CassetteError(path, "the file is not UTF-8 text") from None
+    except OSError as err:
+        reason = "no such file" if isinstance(err, FileNotFoundError) else f"unreadable ({err.strerror or err})"
+        raise CassetteError(path, reason) from None
+    try:
+        data = load_yaml(text)
+    except UnsafeYaml as err:
+        raise CassetteError(path, str(err)) from None
+    except yaml.YAMLError as err:
+        raise CassetteError(path, f"not valid YAML ({' '.join(str(err).split())})") from None
+    except RecursionError:
+        raise CassetteError(path, "its YAML nests too deeply to read") from None
+    # Imported here: importing vcr loads its patches for every HTTP library (0.4 s of each start),
+    # and a start from the cassette index reads no YAML at all.
+    from vcr.serialize import deserialize
+
+    try:
+        loaded = deserialize(text, _Parsed(data))
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        raise CassetteError(path, f"not a vcrpy cassette (no usable 'interactions' list: {err!r})") from None
+    return loaded[0], loaded[1]
+
+
+def load_cassette(path: Path) -> Scenario:
+    """Read one cassette: YAML parsed safely, then vcrpy's own reading of it, then checked for use."""
+    path = Path(path)
+    requests, responses = _read_cassette(path)
+    if not requests:
+        raise CassetteError(path, "the cassette holds no interactions")
+    scenario = Scenario(name=path.stem, source=path)
+    for number, (request, response) in enumerate(zip(requests, responses), start=1):
+        try:
+            interaction = _interaction(scenario.name, request, response)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise CassetteError(path, f"interaction {number} is malformed ({err!r})") from None
+        if depth_exceeds(interaction.request_json, MAX_JSON_DEPTH):
+            raise CassetteError(path, f"interaction {number}: its request body nests more than {MAX_JSON_DEPTH} levels")
+        problem = reply_problem(interaction)
+        if problem:
+            raise CassetteError(path, f"interaction {number} ({interaction.describe()}): {problem}")
+        scenario.interactions.append(interaction)
+    return scenario
+
+
+def _walk(directory: Path, top: Path, root: Path, seen: set[str]) -> list[Path]:
+    """The cassette files under ``directory``, links followed (each real folder once) but refused
+    when they lead outside ``root``, the real ``top``. os.scandir, not Path.rglob: a tenth of the
+    time for 10,000 files."""
+    found = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            is_dir = entry.is_dir()
+            is_cassette = not is_dir and os.path.splitext(entry.name)[1] in CASSETTE_SUFFIXES and entry.is_file()
+            if entry.is_symlink() and (is_dir or is_cassette):
+                real = Path(entry.path).resolve()
+                if not real.is_relative_to(root):
+                    raise CassetteError(Path(entry.path), f"it links outside the cassette directory {top}, to {real}")
+            if is_dir:
+                real_dir = os.path.realpath(entry.path)
+                if real_dir not in seen:
+                    seen.add(real_dir)
+                    found += _walk(Path(entry.path), top, root, seen)
+            elif is_cassette:
+                found.append(Path(entry.path))
+    return found
+
+
+def cassette_files(directory: Path) -> list[Path]:
+    """The cassettes under ``directory``; a link that leads outside it is refused, not followed."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CassetteError(directory, "no such directory")
+    root = directory.resolve()
+    files = sorted(_walk(directory, directory, root, {str(root)}), key=str)
+    if not files:
+        raise CassetteError(directory, "the directory holds no cassettes (*.yaml)")
+    return files
+
+
+@contextmanager
+def collection_paused(keep: bool = False):
+    """No garbage collection while hundreds of thousands of objects are made, none of them garbage:
+    each collection would walk them all (a third of the time of indexing 10,000 recordings).
+    ``keep``: what was made lives on (loaded recordings live as long as the server), so it is moved
+    out of the collector's sight (``gc.freeze``): else the first collection after the pause walks
+    it all, 0.6 s at 10,000 recordings."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+        if keep:  # only on success: what a failed load made is garbage, and must stay collectable
+            gc.freeze()
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class IndexedInteraction(Interaction):
+    """An interaction from the cassette index: its reply body is read from the index when first used,
+    so that thousands of recordings do not all sit in memory."""
+
+    @property
+    def body(self) -> bytes:
+        body = self.__dict__.get("_body")
+        if body is None:
+            bodies, offset, length = self.__dict__["_body_at"]
+            body = self.__dict__["_body"] = bodies.read(offset, length)
+        return body
+
+    @body.setter
+    def body(self, value: bytes | None) -> None:
+        self.__dict__["_body"] = value
+
+
+def _record(scenario: Scenario) -> list[tuple]:
+    """A loaded scenario as plain values for the index: each interaction with its turn and match keys."""
+    return [(i.method, i.path, i.request_raw, i.request_json, i.status, i.reason, i.headers, i.turn,
+             i.match_keys, i.body) for i in scenario.interactions]
+
+
+def _from_record(path: Path, record: list[tuple], bodies) -> Scenario:
+    scenario = Scenario(name=path.stem, source=path)
+    for method, uri_path, raw, parsed, status, reason, headers, turn, keys, body_at in record:
+        interaction = IndexedInteraction.__new__(IndexedInteraction)  # the fields set at once: 10,000s of these
+        interaction.__dict__.update(
+            scenario=scenario.name, method=method, path=uri_path, request_raw=raw, request_json=parsed,
+            status=status, reason=reason, headers=tuple(tuple(pair) for pair in headers),
+            _body_at=(bodies, *body_at),
+            turn=turn,  # the cached property, as computed when the file was read
+        )
+        if keys is not None:
+            interaction.__dict__["match_keys"] = tuple(keys)
+        scenario.interactions.append(interaction)
+    return scenario
+
+
+KeysOf = Callable[[Interaction], "tuple | None"]
+
+
+def load_directory(directory: Path, keys_of: KeysOf | None = None) -> list[Scenario]:
+    """The cassettes under ``directory``: from the index where a file is as it was when indexed,
+    read and checked afresh where not (see recordings.index); the index is rewritten when anything
+    changed. ``keys_of`` (the matcher's, passed in by whoever serves) gives each interaction its
+    ``match_keys``; the index keeps them, so it is kept apart per ``keys_of``."""
+    directory = Path(directory)
+    files = cassette_files(directory)
+    with collection_paused():
+        return _load_directory(directory, files, keys_of)
+
+
+def _variant(keys_of: KeysOf | None) -> str:
+    return "plain" if keys_of is None else f"{keys_of.__module__}.{keys_of.__qualname__}"
+
+
+def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
+    variant = _variant(keys_of)
+    indexed, bodies = read_index(directory, variant)
+    stamps, scenarios, changed = {}, [], len(files) != len(indexed)
+    prefix = len(str(directory)) + 1
+    for path in files:
+        relative = str(path)[prefix:].replace(os.sep, "/")
+        stamps[relative] = stamp(path)
+        entry = indexed.get(relative)
+        if entry is not None and (entry[0], entry[1]) == stamps[relative]:
+            scenarios.append(_from_record(path, entry[2], bodies))
+        else:
+            scenario = load_cassette(path)
+            if keys_of is not None:
+                for interaction in scenario.interactions:
+                    interaction.match_keys = keys_of(interaction)
+            scenarios.append(scenario)
+            changed = True
+    if changed:
+        write_index(directory, {relative: (*stamps[relative], _record(scenario))
+                                for relative, scenario in zip(stamps, scenarios)}, variant)
+    return scenarios
+
+
+def load_scenarios(directories: list[Path], keys_of: KeysOf | None = None) -> dict[str, Scenario]:
+    """Every cassette under the given directories, by scenario name; a name may appear once.
+    ``keys_of``: see load_directory."""
+    scenarios: dict[str, Scenario] = {}
+    for directory in directories:
+        for scenario in load_directory(directory, keys_of):
+            path = scenario.source
+            if scenario.name in scenarios:
+                other = scenarios[scenario.name].source
+                raise CassetteError(path, f"scenario name '{scenario.name}' is already taken by {other}")
+            scenarios[scenario.name] = scenario
+    return scenarios

@@ -1,0 +1,131 @@
+"""Load-time checks on what each recorded interaction holds, so that a cassette which loads can
+also be served, explained and listed: anything the behaviours rely on is checked here, once.
+
+Replies that no behaviour transforms (errors, chat completions, /v1/messages) are replayed as
+recorded and need only be sendable. A successful /v1/responses reply is rewritten by ``fixed`` and
+``spec`` and read by ``explain``, so its shape is checked as llama-server writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from mockllama.wire import sse
+
+# RFC 9110 token characters for a header name; a value may hold no control characters at all,
+# above all no line break, which would end the header block early.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
+TERMINAL_EVENTS = ("response.completed", "response.incomplete")
+
+
+def header_problem(name, value) -> str | None:
+    if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        return f"response header name {name!r} is not a valid HTTP header name"
+    if not isinstance(value, str):
+        return f"response header {name!r} has a value that is not a string: {value!r}"
+    if _HEADER_VALUE_BAD.search(value):
+        return f"response header {name!r} holds a line break or control character: {value!r}"
+    return None
+
+
+def _item_problem(item, where: str) -> str | None:
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return f"{where} is not an output item object with a \"type\""
+    if item["type"] == "message":
+        content = item.get("content", [])
+        if not isinstance(content, list) or not all(isinstance(part, dict) for part in content):
+            return f"{where}.content is not a list of content objects"
+    if item["type"] == "function_call" and not isinstance(item.get("arguments", ""), str):
+        return f"{where}.arguments is not a string"
+    return None
+
+
+def response_object_problem(response, where: str) -> str | None:
+    """What stops ``fixed``, ``spec`` and ``explain`` from reading a Responses object, or None."""
+    if not isinstance(response, dict):
+        return f"{where} is not a JSON object"
+    for key, kind, label in (("id", str, "a string"), ("model", str, "a string"), ("status", str, "a string"),
+                             ("created_at", (int, float), "a number")):
+        if not isinstance(response.get(key), kind) or isinstance(response.get(key), bool):
+            return f"{where} has no {key!r} that is {label}"
+    output = response.get("output", [])
+    if not isinstance(output, list):
+        return f"{where}.output is not a list"
+    for index, item in enumerate(output):
+        problem = _item_problem(item, f"{where}.output[{index}]")
+        if problem:
+            return problem
+    usage = response.get("usage")
+    if usage is not None and not (isinstance(usage, dict) and all(
+            isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool) for key in USAGE_FIELDS)):
+        return f"{where}.usage is not an object with integer {', '.join(USAGE_FIELDS)}"
+    return None
+
+
+def _event_problem(payload, number: int) -> str | None:
+    if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
+        return f"stream event {number} is not a JSON object with a \"type\""
+    if "item" in payload:
+        problem = _item_problem(payload["item"], f"stream event {number} item")
+        if problem:
+            return problem
+        if payload["type"] == "response.output_item.added" and not isinstance(payload["item"].get("id"), str):
+            return f"stream event {number} adds an item without an \"id\""
+    needs_item_id = payload["type"].startswith(("response.content_part.", "response.output_text."))
+    if ("item_id" in payload or needs_item_id) and not isinstance(payload.get("item_id"), str):
+        return f"stream event {number} has no \"item_id\" string"
+    if "part" in payload and not isinstance(payload["part"], dict):
+        return f"stream event {number} has a \"part\" that is not an object"
+    if "response" in payload and not isinstance(payload["response"], dict):
+        return f"stream event {number} has a \"response\" that is not an object"
+    if payload["type"] in TERMINAL_EVENTS:
+        return response_object_problem(payload["response"] if "response" in payload else None,
+                                       f"stream event {number} ({payload['type']}) response")
+    return None
+
+
+def _stream_problem(events: list[sse.Event]) -> str | None:
+    for number, event in enumerate(events, start=1):
+        problem = _event_problem(event.json(), number)
+        if problem:
+            return problem
+    if not any(event.json()["type"] in TERMINAL_EVENTS for event in events):
+        return "the stream has no response.completed event"
+    return None
+
+
+def _is_json_data(value) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def reply_problem(interaction) -> str | None:
+    """Why this recorded interaction cannot be served, or None. ``interaction`` is a cassettes.Interaction."""
+    if not 100 <= interaction.status <= 599:
+        return f"status {interaction.status} is not an HTTP status"
+    if _HEADER_VALUE_BAD.search(interaction.reason) or "\t" in interaction.reason:
+        return f"its status message {interaction.reason!r} holds a line break or control character"
+    if not _is_json_data(interaction.request_json):
+        return "its request body holds values that are not JSON data (dates, binary, ...)"
+    for name, value in interaction.headers:
+        problem = header_problem(name, value)
+        if problem:
+            return problem
+    if interaction.is_event_stream:
+        try:
+            events = interaction.events
+        except UnicodeDecodeError:
+            return "the recorded stream is not UTF-8 text"
+    if interaction.path != "/v1/responses" or interaction.status != 200:
+        return None
+    if not isinstance(interaction.request_json, dict):
+        return "its request body is not a JSON object"
+    if interaction.is_event_stream:
+        return _stream_problem(events)
+    return response_object_problem(interaction.body_json, "the body")

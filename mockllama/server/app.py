@@ -1,0 +1,314 @@
+"""The aiohttp app: routes, behaviour selection, error replies and the reply writer.
+
+A request flows one way: route -> behaviour and scenario selection -> matched interaction ->
+behaviour transform -> writer.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Awaitable, Callable
+
+from aiohttp import web
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
+from mockllama.matching.matcher import Matcher, Selection
+from mockllama.recordings.cassettes import Scenario
+from mockllama.server import cors
+from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
+from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
+from mockllama.server.limits import quiet_accept_errors
+from mockllama.server.pacing import recorded_delays
+from mockllama.server.writer import write_reply
+from mockllama.wire.errors import RequestError, error_body
+from mockllama.wire.headers import HOP_BY_HOP
+from mockllama.wire.nesting import refuse_deep_nesting
+from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
+
+log = logging.getLogger("mockllama")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 18090
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+POST_ROUTES = (RESPONSES_PATH, CHAT_PATH, MESSAGES_PATH)
+GET_ROUTES = ("/health", "/v1/models", "/props")
+
+BEHAVIOUR_HEADER = "X-Mockllama-Behaviour"
+SCENARIO_HEADER = "X-Mockllama-Scenario"
+TURN_HEADER = "X-Mockllama-Turn"  # which turn of the scenario answered (1 unless a conversation)
+
+
+@dataclass(frozen=True)
+class Settings:
+    scenarios: dict[str, Scenario]
+    matcher: Matcher
+    behaviour: str
+    max_body_bytes: int
+    pace: float | None = None  # None: instant; else divide the recorded timings by this
+    allowed_hosts: frozenset[str] = frozenset()  # empty: any Host header, as llama-server
+
+
+SETTINGS = web.AppKey("settings", Settings)
+
+
+def mockllama_headers(behaviour: str, scenario: str) -> dict[str, str]:
+    return {BEHAVIOUR_HEADER: behaviour, SCENARIO_HEADER: scenario}
+
+
+def error_response(status: int, message: str, behaviour: str = "none", headers: dict | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        body=error_body(status, message),
+        content_type="application/json",
+        headers={**mockllama_headers(behaviour, "none"), **(headers or {})},
+    )
+
+
+# The reply of last resort, built from constants, for when building an error reply fails too.
+LAST_RESORT_500 = error_body(500, "mockllama: internal error; the server log has the details.")
+
+
+def _aiohttp_error_message(request: web.Request, error: web.HTTPException) -> str:
+    if error.status == 404:
+        routes = ", ".join([f"POST {r}" for r in POST_ROUTES] + [f"GET {r}" for r in GET_ROUTES])
+        prefixes = ", ".join(f"/{b}" for b in BEHAVIOURS)
+        return (
+            f"mockllama: no route {request.method} {request.path}. Routes: {routes}, "
+            f"each also under the behaviour prefixes {prefixes}."
+        )
+    if error.status == 405:
+        allowed = ", ".join(sorted(getattr(error, "allowed_methods", ()) or ()))
+        return f"mockllama: {request.path} does not accept {request.method}; use {allowed}."
+    if error.status == 413:
+        limit = request.app[SETTINGS].max_body_bytes
+        return f"mockllama: the request body is larger than the limit of {limit} bytes (serve --max-body-bytes)."
+    return f"mockllama: {error.reason}"
+
+
+def answers_errors(handler):
+    """Every failure becomes an error in llama-server's shape; no traceback reaches a client.
+
+    A wrapper on each handler rather than an aiohttp middleware: the profile showed the
+    middleware machinery costing several percent of every request."""
+
+    @functools.wraps(handler)
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        try:
+            _require_allowed_host(request)
+            return await handler(request)
+        except web.HTTPException as err:
+            if err.status < 400:
+                raise
+            return _error_reply(request, err)
+        except Exception as err:  # RequestError included: _error_reply tells them apart
+            return _error_reply(request, err)
+
+    return guarded
+
+
+def _error_reply(request: web.Request, err: Exception) -> web.Response:
+    """The error reply for ``err``; whatever goes wrong while building it, still a reply in llama-server's shape."""
+    try:
+        if isinstance(err, RequestError):
+            return error_response(err.status, err.message, _behaviour_label(request))
+        if isinstance(err, web.HTTPException):
+            methods = getattr(err, "allowed_methods", None)
+            allow = {"Allow": ", ".join(sorted(methods))} if methods else None
+            return error_response(err.status, _aiohttp_error_message(request, err), _behaviour_label(request), allow)
+        log.error("mockllama: internal error on %s %s", request.method, request.path, exc_info=err)
+    except Exception as failure:  # one line, never a traceback per request
+        log.error("mockllama: could not build the error reply for %s: %r", type(err).__name__, failure)
+    return web.Response(status=500, body=LAST_RESORT_500, content_type="application/json",
+                        headers=mockllama_headers("none", "none"))
+
+
+def host_name(host_header: str) -> str:
+    """``Example.test:18090`` -> ``example.test``; ``[::1]:80`` -> ``[::1]``."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] or host
+    return host.rpartition(":")[0] if ":" in host else host
+
+
+def _require_allowed_host(request: web.Request) -> None:
+    """With --allowed-host, a request must name one of those hosts: a page that reaches the server
+    under another name (DNS rebinding) is refused."""
+    allowed = request.app[SETTINGS].allowed_hosts
+    if allowed and host_name(request.headers.get("Host", "")) not in allowed:
+        raise RequestError(403, f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
+                                f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host).")
+
+
+def _behaviour_label(request: web.Request) -> str:
+    """The behaviour an erroring request asked for, for its X-Mockllama-Behaviour header."""
+    default = request.app[SETTINGS].behaviour
+    try:
+        return choose_behaviour(request, split_behaviour_prefix(request.path)[0], default)
+    except RequestError:  # an unknown X-Mockllama-Behaviour: the error is about that very header
+        return default
+
+
+# What each kind of route accepts; HEAD is a GET without the body (aiohttp leaves the body out).
+ALLOWED_METHODS = {"GET": ("GET", "HEAD"), "POST": ("POST",)}
+
+
+def require_method(request: web.Request, method: str) -> None:
+    """Routes take every method, so that a wrong one gets a 405 in llama-server's shape, with Allow."""
+    allowed = ALLOWED_METHODS[method]
+    if request.method not in allowed:
+        raise web.HTTPMethodNotAllowed(request.method, allowed)
+
+
+def split_behaviour_prefix(path: str) -> tuple[str | None, str]:
+    """``/fixed/v1/responses`` -> ("fixed", "/v1/responses"); an unprefixed path -> (None, path)."""
+    first, _, rest = path.lstrip("/").partition("/")
+    if first in BEHAVIOURS:
+        return first, "/" + rest
+    return None, path
+
+
+def choose_behaviour(request: web.Request, from_prefix: str | None, default: str) -> str:
+    """Path prefix, then the ``X-Mockllama-Behaviour`` header, then the server default."""
+    if from_prefix is not None:
+        return from_prefix
+    asked = request.headers.get(BEHAVIOUR_HEADER)
+    if asked is None:
+        return default
+    behaviour = asked.strip().lower()
+    if behaviour not in BEHAVIOURS:
+        raise RequestError(
+            400, f"mockllama: unknown {BEHAVIOUR_HEADER} {asked!r}; use one of: {', '.join(BEHAVIOURS)}."
+        )
+    return behaviour
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
+    return await request.read()  # aiohttp enforces client_max_size on bodies of unknown length
+
+
+@lru_cache(maxsize=4096)
+def _reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
+                   selected_by: str, turn: int) -> CIMultiDictProxy:
+    """Built once per recorded header set and selection; the profile showed it on every request."""
+    headers = CIMultiDict((name, value) for name, value in recorded if name.lower() not in HOP_BY_HOP)
+    headers.update(mockllama_headers(behaviour, scenario))
+    headers["X-Mockllama-Selected-By"] = selected_by
+    headers[TURN_HEADER] = str(turn)
+    if decided_by:
+        headers["X-Mockllama-Decided-By"] = decided_by
+    return CIMultiDictProxy(headers)
+
+
+async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
+    """The route's first steps: (behaviour, method, path without the behaviour prefix, body)."""
+    settings = request.app[SETTINGS]
+    from_prefix, path = split_behaviour_prefix(request.path)
+    require_method(request, "GET" if path in GET_ROUTES else "POST")
+    behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
+    raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
+    trace_of(request).raw = raw
+    refuse_deep_nesting(raw)
+    method = "GET" if request.method == "HEAD" else request.method  # HEAD is answered as GET
+    return behaviour, method, path, raw
+
+
+@journalled
+@answers_errors
+async def replay(request: web.Request) -> web.StreamResponse:
+    behaviour, method, path, raw = await read_request(request)
+    selection = request.app[SETTINGS].matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
+    return await send_selection(request, behaviour, selection, raw)
+
+
+async def send_selection(request: web.Request, behaviour: str, selection: Selection, raw: bytes) -> web.StreamResponse:
+    """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
+    is asked for -> the writer. Each stage is passed once; the journal's trace goes along."""
+    settings = request.app[SETTINGS]
+    trace = trace_of(request)
+    trace.turn = selection.turn
+    interaction = selection.interaction
+    scenario = settings.scenarios[interaction.scenario]
+    reply = reply_to(behaviour, interaction, scenario, raw)
+    headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
+                             selection.turn)
+    plan = request.app[FAULT_PLAN]
+    fault = plan.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
+    if fault is not None:
+        return await write_with_fault(request, trace, reply, headers, fault, plan)
+    delays = recorded_delays(scenario, interaction, reply.events, settings.pace) if settings.pace is not None else None
+    return await write_reply(request, trace, reply, headers, delays)
+
+
+@journalled
+@answers_errors
+async def unknown_route(request: web.Request) -> web.Response:
+    raise web.HTTPNotFound()
+
+
+async def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> None:
+    """A request whose target is not a path (``CONNECT host:443``, ``OPTIONS *``) matches no route,
+    not even the catch-all, so aiohttp answers it itself in plain text; reshape that one reply.
+    Every handler's reply already carries X-Mockllama-Behaviour and passes untouched."""
+    if response.status < 400 or BEHAVIOUR_HEADER in response.headers or not isinstance(response, web.Response):
+        return
+    message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
+               "answers: it serves paths such as /v1/responses and is not a proxy.")
+    body = error_body(response.status, message)
+    response.body = body
+    response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text
+    response.content_type = "application/json"
+    response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
+
+
+def add_route(app: web.Application, path: str, handler) -> None:
+    """Every path answers a CORS preflight (``OPTIONS``) as llama-server does; ``handler`` takes the rest."""
+    app.router.add_route("OPTIONS", path, answers_errors(cors.preflight))
+    app.router.add_route("*", path, handler)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def create_replay_app(
+    scenarios: dict[str, Scenario],
+    behaviour: str = DEFAULT_BEHAVIOUR,
+    fallback: str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    pace: float | None = None,
+    journal_size: int = DEFAULT_JOURNAL_SIZE,
+    allowed_hosts: tuple[str, ...] = (),
+    faults: dict[str, str] | None = None,
+    cors_origins: tuple[str, ...] = (),
+    route: Callable[[web.Application], Handler] | None = None,
+    pages: tuple[Callable[[web.Application], None], ...] = (),
+) -> web.Application:
+    """The replay server. The tools beside it plug in without the server knowing them:
+    ``route`` makes the handler of the API routes from the app (``serve --upstream``'s
+    replay-or-record; by default :func:`replay`), and each of ``pages`` adds routes of its own
+    (the teaching page) before the catch-all."""
+    if behaviour not in BEHAVIOURS:
+        raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
+    app = web.Application(client_max_size=max_body_bytes)
+    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace,
+                             allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
+    app[JOURNAL] = Journal(journal_size)
+    app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
+    cors.install(app, cors_origins)
+    handler = replay if route is None else route(app)
+    for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
+        for path in (*POST_ROUTES, *GET_ROUTES):
+            add_route(app, prefix + path, handler)
+    for add_page in pages:
+        add_page(app)
+    add_route(app, "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
+    add_route(app, "/{tail:.*}", unknown_route)  # last: whatever no route above took
+    app.on_response_prepare.append(_shape_router_errors)
+    app.on_startup.append(quiet_accept_errors)
+    return app

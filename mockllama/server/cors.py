@@ -1,0 +1,88 @@
+"""CORS as llama-server answers it, so that a page on another origin can use mockllama.
+
+llama-server b11434 (checked live in ``tests/live/test_live_cors.py``):
+- answers ``OPTIONS`` on any path with a 200 preflight: the request's ``Origin`` allowed, with
+  credentials, methods and any header;
+- puts ``Access-Control-Allow-Origin: <the request's Origin>`` on every other reply, errors
+  included (an empty value when the request sent no ``Origin``).
+
+``serve --cors-origin ORIGIN`` (repeatable) restricts this to the origins named: a preflight from
+any other origin gets a 403, and its replies carry no ``Access-Control-Allow-Origin``, so a
+browser refuses them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from mockllama.wire.errors import RequestError
+
+ALLOW_ORIGIN = "Access-Control-Allow-Origin"
+# What llama-server adds to a preflight beside the allowed origin, in its order.
+PREFLIGHT_HEADERS = (
+    ("Access-Control-Allow-Credentials", "true"),
+    ("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"),
+    ("Access-Control-Allow-Headers", "*"),
+)
+
+
+@dataclass(frozen=True)
+class CorsPolicy:
+    origins: frozenset[str] = frozenset()  # empty: every origin, as llama-server
+
+    def allows(self, origin: str | None) -> bool:
+        return not self.origins or origin is None or origin in self.origins
+
+
+CORS = web.AppKey("cors", CorsPolicy)
+
+
+async def preflight(request: web.Request) -> web.Response:
+    """An ``OPTIONS`` request on any path: llama-server's preflight answer (``header_hook`` adds the
+    origin), or a RequestError for an origin ``--cors-origin`` leaves out."""
+    policy = request.app[CORS]
+    origin = request.headers.get("Origin")
+    if not policy.allows(origin):
+        allowed = ", ".join(sorted(policy.origins))
+        raise RequestError(403, f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
+                                f"(serve --cors-origin ORIGIN, repeatable).")
+    return web.Response(status=200, headers=PREFLIGHT_HEADERS, content_type="text/html")
+
+
+def header_hook(policy: CorsPolicy):
+    """The ``on_response_prepare`` hook that gives every reply, just before its headers go out, the
+    allowed origin as llama-server sends it. It replaces the recorded value (the recording client
+    sent no Origin). Built for one policy, so the hot path does no lookup beyond the header."""
+    if not policy.origins:
+        async def any_origin(request: web.Request, response: web.StreamResponse) -> None:
+            response.headers[ALLOW_ORIGIN] = request.headers.get("Origin", "")
+
+        return any_origin
+
+    async def named_origins(request: web.Request, response: web.StreamResponse) -> None:
+        origin = request.headers.get("Origin")
+        if policy.allows(origin):
+            response.headers[ALLOW_ORIGIN] = origin or ""
+        else:
+            response.headers.popall(ALLOW_ORIGIN, None)
+
+    return named_origins
+
+
+def check_origin(origin: str) -> str:
+    """``origin`` if it is written as a browser sends it in ``Origin``, else a ValueError that says how."""
+    parts = urlsplit(origin)
+    if origin == "null" or (parts.scheme in ("http", "https") and parts.netloc and not parts.path
+                            and not parts.query and not parts.fragment):
+        return origin
+    raise ValueError(f"{origin!r} is not an origin: write it as a browser sends it, scheme://host[:port] "
+                     f"with no path, for example http://localhost:5173")
+
+
+def install(app: web.Application, origins=()) -> None:
+    """Give ``app`` llama-server's CORS; ``origins`` (empty: any) restricts it."""
+    app[CORS] = CorsPolicy(frozenset(check_origin(origin) for origin in origins))
+    app.on_response_prepare.append(header_hook(app[CORS]))

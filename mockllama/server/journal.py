@@ -1,0 +1,248 @@
+"""The request journal: what each client request asked for, and what mockllama sent back.
+
+The journal observes the request's journey from outside. ``journalled`` wraps a route handler;
+the handler leaves what only it knows (the body it read, the selection, the bytes its writer
+sent) on the request's ``Trace``, and everything else is read from the finished reply and its
+``X-Mockllama-*`` headers. Replays and error replies are both journalled; the journal's own
+route and the teaching page are not.
+
+Memory is bounded: a ring of the last ``size`` entries (``serve --journal-size``, default
+1000; 0 switches journalling off). The server may run on another thread than the test reading
+the journal (the pytest plugin), so every access takes a lock.
+
+Journalling is on every request's path, so it only keeps what it sees there, in a plain tuple
+(the reply's headers object included, not read); the ``Entry`` is built when someone reads it.
+``python -m mockllama.bench --journal-cost`` measures what is left.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from mockllama.wire.errors import RequestError
+
+DEFAULT_JOURNAL_SIZE = 1000
+BODY_CAP = 16 * 1024  # request body bytes kept per entry; larger bodies are cut and flagged
+
+# aiohttp >= 3.12 wants typed keys for request storage; older versions take a plain string.
+_RequestKey = getattr(web, "RequestKey", None)
+
+
+class Trace:
+    """What the handler and its writer learn on the way, for the journal to read at the end."""
+
+    __slots__ = ("started", "raw", "turn", "bytes_sent", "finished", "drop_connection")
+
+    def __init__(self) -> None:
+        self.started = time.time()
+        self.raw: bytes | None = None  # the request body, once read
+        self.turn: int | None = None  # the conversation turn, where the selection has one
+        self.bytes_sent: int | None = None  # body bytes written, set by streaming writers
+        self.finished: bool | None = None  # whether the whole reply went out
+        self.drop_connection = False  # a fault cut the reply: close the connection once journalled
+
+
+TRACE = _RequestKey("mockllama_trace", Trace) if _RequestKey else "mockllama_trace"
+
+
+def trace_of(request: web.Request) -> Trace:
+    """The request's trace; a throwaway one for a request no journal observes."""
+    trace = request.get(TRACE)
+    if trace is None:
+        trace = request[TRACE] = Trace()
+    return trace
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One answered request. ``body`` is the request body parsed as JSON (a string when it is not
+    JSON, None when there was none); ``body_truncated`` says it was cut at ``BODY_CAP`` bytes."""
+
+    id: int
+    time: float  # seconds since the epoch, when the request arrived
+    duration_ms: float  # from arrival to the end of the reply
+    method: str
+    path: str
+    behaviour: str
+    scenario: str | None
+    turn: int | None
+    selected_by: str | None
+    fault: str | None
+    status: int
+    stream: bool
+    finished: bool
+    bytes_sent: int
+    raw_body: bytes | None
+    body_truncated: bool
+    error: str | None  # the error message of an error reply
+
+    @property
+    def body(self):
+        if self.raw_body is None or not self.raw_body:
+            return None
+        text = self.raw_body.decode("utf-8", errors="replace")
+        if self.body_truncated:
+            return text
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    def to_dict(self) -> dict:
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "raw_body"}
+        return {**fields, "body": self.body}
+
+
+class Journal:
+    """A thread-safe ring of the last ``size`` entries, numbered from 1 in arrival order."""
+
+    def __init__(self, size: int = DEFAULT_JOURNAL_SIZE):
+        if size < 0:
+            raise ValueError(f"the journal size must be 0 (off) or more, not {size}")
+        self.size = size
+        self._seen: deque[tuple] = deque(maxlen=size or None)  # (id, Entry or what _entry reads)
+        self._lock = threading.Lock()
+        self._last_id = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.size > 0
+
+    @property
+    def last_id(self) -> int:
+        with self._lock:
+            return self._last_id
+
+    def add(self, **fields) -> Entry:
+        """Journal an entry given field by field (``Entry``'s fields but ``id``)."""
+        with self._lock:
+            self._last_id += 1
+            entry = Entry(id=self._last_id, **fields)
+            self._seen.append((entry.id, entry))
+        return entry
+
+    def _keep(self, seen: tuple) -> None:
+        """The hot path: number and keep what ``record`` saw; nothing is read or built yet."""
+        with self._lock:
+            self._last_id += 1
+            self._seen.append((self._last_id, seen))
+
+    def entries(self, scenario: str | None = None, since: int = 0) -> list[Entry]:
+        """In order; only those after entry ``since``, and only one scenario's, when asked."""
+        return self.snapshot(scenario, since)[0]
+
+    def snapshot(self, scenario: str | None = None, since: int = 0) -> tuple[list[Entry], int]:
+        """``entries(...)`` and the last id given out, read together."""
+        with self._lock:
+            chosen, last_id = [item for item in self._seen if item[0] > since], self._last_id
+        entries = [seen if isinstance(seen, Entry) else _entry(number, seen) for number, seen in chosen]
+        return [e for e in entries if scenario is None or e.scenario == scenario], last_id
+
+    def clear(self) -> None:
+        """Forget every entry; numbering goes on, so an earlier ``since`` stays meaningful."""
+        with self._lock:
+            self._seen.clear()
+
+
+JOURNAL = web.AppKey("journal", Journal)
+
+
+def _error_message(response: web.StreamResponse) -> str | None:
+    if response.status < 400 or not isinstance(response, web.Response) or not response.body:
+        return None
+    try:
+        return json.loads(response.body)["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _sent(response: web.StreamResponse, trace: Trace) -> tuple[int, bool]:
+    if trace.bytes_sent is not None:
+        return trace.bytes_sent, bool(trace.finished)
+    body = response.body if isinstance(response, web.Response) else None
+    return (len(body) if isinstance(body, (bytes, bytearray)) else 0), True
+
+
+def record(journal: Journal, request: web.Request, response: web.StreamResponse, trace: Trace) -> None:
+    raw = trace.raw
+    bytes_sent, finished = _sent(response, trace)
+    journal._keep((
+        trace.started, time.time(), request.method, request.path, response.headers, trace.turn, response.status,
+        finished, bytes_sent,
+        raw if raw is None or len(raw) <= BODY_CAP else raw[:BODY_CAP], raw is not None and len(raw) > BODY_CAP,
+        _error_message(response),  # None at once for a reply below 400
+    ))
+
+
+def _entry(number: int, seen: tuple) -> Entry:
+    """The Entry for what ``record`` kept. The reply's headers are final by now: aiohttp only adds
+    its own (Date, Content-Length) when it sends them."""
+    started, ended, method, path, headers, turn, status, finished, bytes_sent, raw, truncated, error = seen
+    scenario = headers.get("X-Mockllama-Scenario", "none")
+    return Entry(
+        id=number,
+        time=started,
+        duration_ms=round((ended - started) * 1000, 3),
+        method=method,
+        path=path,
+        behaviour=headers.get("X-Mockllama-Behaviour", "none"),
+        scenario=None if scenario == "none" else scenario,
+        turn=turn,
+        selected_by=headers.get("X-Mockllama-Selected-By"),
+        fault=headers.get("X-Mockllama-Fault"),
+        status=status,
+        stream=headers.get("Content-Type", "").startswith("text/event-stream"),
+        finished=finished,
+        bytes_sent=bytes_sent,
+        raw_body=raw,
+        body_truncated=truncated,
+        error=error,
+    )
+
+
+def journalled(handler):
+    """Journal every reply ``handler`` gives (it must already turn failures into error replies)."""
+
+    @functools.wraps(handler)
+    async def observed(request: web.Request) -> web.StreamResponse:
+        journal = request.app[JOURNAL]
+        trace = request[TRACE] = Trace()
+        response = await handler(request)
+        if journal.enabled:
+            record(journal, request, response, trace)
+        if trace.drop_connection and request.transport is not None:
+            # Only now, so that no client sees its connection drop before the journal has the entry.
+            request.transport.close()
+        return response
+
+    return observed
+
+
+def _since(request: web.Request) -> int:
+    text = request.query.get("since", "0")
+    try:
+        since = int(text)
+    except ValueError:
+        since = -1
+    if since < 0:
+        raise RequestError(400, f"mockllama: ?since= takes an entry id (a whole number >= 0), not {text!r}.")
+    return since
+
+
+async def journal_route(request: web.Request) -> web.Response:
+    """``GET /_mockllama/journal[?scenario=NAME][&since=ID]`` reads it; ``DELETE`` clears it."""
+    journal = request.app[JOURNAL]
+    if request.method == "DELETE":
+        journal.clear()
+        return web.json_response({"cleared": True, "last_id": journal.last_id})
+    if request.method != "GET":
+        raise web.HTTPMethodNotAllowed(request.method, ["GET", "DELETE"])
+    entries, last_id = journal.snapshot(request.query.get("scenario"), _since(request))
+    return web.json_response({"size": journal.size, "last_id": last_id, "entries": [e.to_dict() for e in entries]})

@@ -1,0 +1,273 @@
+"""What each scenario teaches: its request, the twin's verdict, and every behaviour's reply.
+
+One source for both ``mockllama explain`` (text) and the teaching page (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from mockllama.behaviours.fixed import verdict
+from mockllama.behaviours.replay import BEHAVIOURS, reply_for
+from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.teaching.terminal import printable
+from mockllama.wire.routes import RESPONSES_PATH
+
+ABSENT = "(absent)"
+LAST_EVENTS = 3
+
+
+def _shown(value) -> str:
+    return ABSENT if value is ... else json.dumps(value, ensure_ascii=False)
+
+
+def _item_value(item: dict):
+    if item.get("type") == "function_call":
+        return "arguments", item.get("arguments")
+    texts = [part.get("text") for part in item.get("content") or []]
+    return "reasoning" if item.get("type") == "reasoning" else "text", texts[0] if len(texts) == 1 else texts
+
+
+def _thinks(body: dict) -> bool:
+    return any(item.get("type") == "reasoning" for item in body.get("output") or [])
+
+
+def output_text(body: dict) -> str:
+    """What the SDK's ``output_text`` reads: the message items' text; reasoning is not part of it."""
+    return "".join(part.get("text") or "" for item in body.get("output") or [] if item.get("type") == "message"
+                   for part in item.get("content") or [] if part.get("type") == "output_text")
+
+
+def _rows(bodies: dict[str, dict]) -> list[dict]:
+    """The fields a client judges a reply by, per behaviour, and whether they differ."""
+    def row(label, pick):
+        values = {}
+        for behaviour, body in bodies.items():
+            try:
+                values[behaviour] = _shown(pick(body))
+            except (KeyError, IndexError, TypeError):
+                values[behaviour] = ABSENT
+        return {"field": label, "values": values, "differs": len(set(values.values())) > 1}
+
+    rows = [
+        row("status", lambda b: b["status"]),
+        row("incomplete_details", lambda b: b.get("incomplete_details", ...)),
+        row("completed_at", lambda b: b.get("completed_at", ...)),
+    ]
+    if _thinks(bodies["buggy"]):  # the point of a thinking cut: "completed", with nothing to read
+        rows.append(row("output_text", output_text))
+    for index, item in enumerate(bodies["buggy"].get("output") or []):
+        kind, _ = _item_value(item)
+        rows.append(row(f"output[{index}].status", lambda b, i=index: b["output"][i]["status"]))
+        rows.append(row(f"output[{index}].{kind}", lambda b, i=index: _item_value(b["output"][i])[1]))
+    rows.append(row("usage.output_tokens", lambda b: b["usage"]["output_tokens"]))
+    return rows
+
+
+def _event_summary(event) -> str:
+    payload = event.json() or {}
+    status = (payload.get("item") or payload.get("response") or {}).get("status")
+    return f"{event.name or payload.get('type')}" + (f" (status={status})" if status else "")
+
+
+def _advice(scenario: Scenario, responses: Interaction, cut: bool) -> str:
+    body = responses.body_json
+    limit = responses.limit
+    tokens = (body.get("usage") or {}).get("output_tokens")
+    calls = [item for item in body.get("output") or [] if item.get("type") == "function_call"]
+    if _thinks(body) and not output_text(body):
+        if cut:
+            return (f"The model was still thinking at the cut: the reply holds only a reasoning item, so output_text "
+                    f"is ''. On llama-server (buggy) it says 'completed': an empty answer that claims to be whole. "
+                    f"Check status == 'incomplete' (fixed, spec); on llama-server only usage.output_tokens "
+                    f"({tokens}) reaching max_output_tokens ({limit}) tells. Retry with a larger limit.")
+        return ("It finished inside its reasoning: 'completed' is right, yet output_text is ''. A complete reply "
+                "can still hold no answer, so check for a message item too.")
+    if cut and calls:
+        try:
+            json.loads(calls[-1].get("arguments") or "")
+        except ValueError:
+            return ("Never run a function_call whose status is not 'completed'. On llama-server the status "
+                    "lies, but here the arguments do not even parse.")
+        return ("The arguments parse as JSON, yet the call was cut: only status (fixed, spec) or "
+                f"usage.output_tokens >= max_output_tokens={limit} (buggy) tells.")
+    if cut:
+        return (f"Check status == 'incomplete'. On llama-server (buggy) the only sign is usage.output_tokens "
+                f"({tokens}) reaching max_output_tokens ({limit}).")
+    if limit is not None and tokens is not None and tokens >= limit:
+        return (f"It finished in exactly {limit} tokens: 'completed' is right here, and a client that treats "
+                "usage at the limit as a cut gets a false positive.")
+    return "It finished: every behaviour says 'completed', and rightly."
+
+
+def story(scenario: Scenario) -> dict:
+    """Everything the explainer and the teaching page show of one scenario."""
+    responses = scenario.find("POST", RESPONSES_PATH, False)
+    if responses is None or responses.status != 200:
+        return {"name": scenario.name, "kind": "other", "endpoints": scenario.endpoints,
+                "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour."}
+    stream = scenario.find("POST", RESPONSES_PATH, True)
+    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in BEHAVIOURS}
+    last_events = {}
+    if stream is not None:
+        for behaviour in BEHAVIOURS:
+            events = reply_for(behaviour, stream, scenario).events or ()
+            last_events[behaviour] = [_event_summary(event) for event in events[-LAST_EVENTS:]]
+    decision = verdict(scenario, responses)
+    return {
+        "name": scenario.name,
+        "kind": "responses",
+        "request": responses.request_json,
+        "twin_finish_reason": scenario.twin_finish_reason(responses),
+        "cut": decision.cut,
+        "decided_by": decision.rule,
+        "rows": _rows(bodies),
+        "bodies": bodies,
+        "last_events": last_events,
+        "advice": _advice(scenario, responses, decision.cut),
+        "turns": [_turn(scenario, number) for number in range(1, scenario.turns + 1)],
+    }
+
+
+def _output_summary(body: dict) -> str:
+    parts = []
+    for item in body.get("output") or []:
+        if item.get("type") == "function_call":
+            parts.append(f"function_call {item.get('name')}({item.get('arguments')})")
+        else:
+            kind, value = _item_value(item)
+            parts.append(f"{item.get('type')} {json.dumps(value, ensure_ascii=False)}")
+    return "; ".join(parts) or "(no output)"
+
+
+def _turn(scenario: Scenario, number: int) -> dict:
+    """One turn of a conversation: what its request carries, and what was answered."""
+    responses = scenario.find("POST", RESPONSES_PATH, False, number)
+    if responses is None or not isinstance(responses.body_json, dict):
+        return {"turn": number, "carries": "-", "statuses": {}, "output": "(not recorded)"}
+    items = (responses.request_json or {}).get("input")
+    kinds = [item.get("type", "message") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    carries = ", ".join(f"{kinds.count(kind)} {kind}" for kind in dict.fromkeys(kinds)) or "a string input"
+    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in BEHAVIOURS}
+    return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
+
+
+FAMILIES = ("text", "ladder", "tool", "poem", "thinking")  # the order they teach best in: plain text first
+
+
+def _teaching_order(told: dict):
+    family = told["name"].split("-")[0]
+    limit = (told.get("request") or {}).get("max_output_tokens")
+    limit = limit if isinstance(limit, int) else 0
+    return told["kind"] != "responses", FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), limit, told["name"]
+
+
+def stories(scenarios: dict[str, Scenario]) -> list[dict]:
+    """Responses scenarios first (the ones with something to teach), then the rest."""
+    return sorted((story(scenario) for scenario in scenarios.values()), key=_teaching_order)
+
+
+WIDTH = 80
+LABEL = 22
+COLUMN = 19
+
+
+def _cell(text: str, width: int = COLUMN - 1) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _wrap(prefix: str, text: str) -> list[str]:
+    """``text`` after ``prefix``, folded at word boundaries to the terminal width."""
+    return textwrap.wrap(text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix)) or [prefix]
+
+
+def _request_lines(request: dict) -> list[str]:
+    lines = ["request  POST /v1/responses"]
+    for key, value in request.items():
+        lines.append(_cell(printable(f"           {key}: {json.dumps(value, ensure_ascii=False)}"), WIDTH))
+    return lines
+
+
+def render(told: dict) -> list[str]:
+    """One scenario as plain text for an 80-column terminal; differences styled for a tty."""
+    import click
+
+    title = f"== {printable(told['name'])} "
+    lines = [title + "=" * (WIDTH - len(title))]
+    if told["kind"] != "responses":
+        return [*lines, *_wrap("  ", printable(f"{' '.join(told['endpoints'])}: {told['note']}")), ""]
+    twin = told["twin_finish_reason"]
+    lines += _request_lines(told["request"])
+    meaning = "the reply was cut off" if told["cut"] else "the reply finished"
+    lines.append(f"chat twin finish_reason: {printable(repr(twin))} ({meaning})")
+    lines.append("")
+    behaviours = list(told["bodies"])
+    lines.append("non-streaming body".ljust(LABEL) + "".join(b.ljust(COLUMN) for b in behaviours).rstrip())
+    for row in told["rows"]:
+        cells = []
+        for position, behaviour in enumerate(behaviours):
+            plain = _cell(printable(row["values"][behaviour]))
+            text = plain
+            if row["values"][behaviour] != row["values"]["buggy"]:
+                text = click.style(plain, fg="green", bold=True)
+            padding = " " * (COLUMN - len(plain))
+            cells.append(text + (padding if position < len(behaviours) - 1 else ""))
+        label = _cell(printable(row["field"]), LABEL - 1).ljust(LABEL)
+        lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
+    if told["last_events"]:
+        lines += ["", f"stream, last {LAST_EVENTS} events"]
+        for behaviour, events in told["last_events"].items():
+            for number, event in enumerate(events):
+                lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
+    lines += ["", *_wrap("client:  ", printable(told["advice"]))]
+    if len(told["turns"]) > 1:
+        lines += ["", f"conversation, {len(told['turns'])} turns (each request gets the turn its input asks for)"]
+        for turn in told["turns"]:
+            statuses = ", ".join(f"{b} {status}" for b, status in turn["statuses"].items())
+            lines += _wrap(f"  turn {turn['turn']}: ", printable(f"input carries {turn['carries']}; {statuses}"))
+            lines += _wrap("          answers ", printable(turn["output"]))
+    return [*lines, ""]
+
+
+# --- the journal: what a client sent, for a person demoing -----------------------------------
+
+JOURNAL_PATH = "/_mockllama/journal"
+
+
+def fetch_journal(url: str, last: int, timeout: float = 10.0) -> list[dict]:
+    """The last ``last`` entries of a running mockllama's journal (``url`` is its root)."""
+    import urllib.request
+
+    with urllib.request.urlopen(url.rstrip("/") + JOURNAL_PATH, timeout=timeout) as reply:
+        entries = json.load(reply)["entries"]
+    return entries[-last:] if last else []
+
+
+def _outcome(entry: dict) -> str:
+    parts = ["stream" if entry["stream"] else "body", "finished" if entry["finished"] else "NOT finished",
+             f"{entry['bytes_sent']} bytes"]
+    if entry.get("fault"):
+        parts.append(f"fault {entry['fault']}")
+    return ", ".join(parts)
+
+
+def journal_lines(entries: list[dict]) -> list[str]:
+    """Each journalled request: when, what, how it was answered, and the body that was sent."""
+    import time
+
+    if not entries:
+        return ["The journal is empty: no request has been answered yet (or --journal-size is 0)."]
+    lines = []
+    for entry in entries:
+        when = time.strftime("%H:%M:%S", time.localtime(entry["time"]))
+        chosen = f"{entry['scenario']} ({entry['selected_by']})" if entry["scenario"] else "no scenario"
+        lines.append(_cell(f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
+                           f"{entry['behaviour']}  {chosen}", WIDTH))
+        lines.append(_cell(f"      {_outcome(entry)}", WIDTH))
+        if entry.get("error"):
+            lines.append(_cell(f"      error: {entry['error']}", WIDTH))
+        if entry.get("body") is not None:
+            body = entry["body"] if isinstance(entry["body"], str) else json.dumps(entry["body"], ensure_ascii=False)
+            lines.append(_cell(f"      sent: {body}", WIDTH))
+    return lines

@@ -1,0 +1,1 @@
+"""`serve --upstream`: forward what no recording answers to a live llama-server, record it, serve it."""

@@ -1,0 +1,104 @@
+"""The route when an upstream is configured: replay a match, else forward, record and answer.
+
+- ``buggy``, and every endpoint whose replay is the recording itself in every behaviour (chat
+  completions, ``/v1/messages``, the GET routes), get the upstream's reply as it arrives: its
+  status, its headers as a replay would send them, and each SSE block as soon as it is complete.
+- ``fixed`` and ``spec`` on ``/v1/responses`` need the chat twin to decide the status, so they
+  wait for the recording (request and twin) and are answered from it, as any later replay is.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from mockllama.matching.matcher import Selection
+from mockllama.server.app import (
+    SCENARIO_HEADER,
+    SETTINGS,
+    answers_errors,
+    mockllama_headers,
+    read_request,
+    send_selection,
+)
+from mockllama.server.journal import journalled, trace_of
+from mockllama.upstream.client import reply_headers
+from mockllama.upstream.record_mode import RecordMode, decide
+from mockllama.upstream.record_on_miss import Flight, Recorder, RecordOnMiss, Sent
+from mockllama.wire.errors import RequestError
+from mockllama.wire.routes import RESPONSES_PATH
+
+log = logging.getLogger("mockllama")
+
+RECORDER = web.AppKey("recorder", Recorder)
+SELECTED_BY_UPSTREAM = "upstream"
+
+
+def install(app: web.Application, options: RecordOnMiss):
+    """Give the app its recorder and its upstream session; return the route handler."""
+    settings = app[SETTINGS]
+    if settings.matcher.fallback is not None and options.mode is not RecordMode.NONE:
+        raise ValueError(
+            f"--fallback answers every miss, so record mode {options.mode.value!r} would never record; "
+            "use --fallback only with --record-mode none"
+        )
+    recorder = Recorder(options, settings.matcher)
+    app[RECORDER] = recorder
+    app.cleanup_ctx.append(recorder.session_context)
+    return replay_or_record
+
+
+def _answers_live(behaviour: str, path: str) -> bool:
+    """Where the behaviour's reply is the recording itself, the upstream's bytes can go out as they come."""
+    return behaviour == "buggy" or path != RESPONSES_PATH
+
+
+@journalled
+@answers_errors
+async def replay_or_record(request: web.Request) -> web.StreamResponse:
+    behaviour, method, path, raw = await read_request(request)
+    recorder = request.app[RECORDER]
+    scenario_header = request.headers.get(SCENARIO_HEADER)
+    selection = decide(
+        recorder.options.mode,
+        lambda: request.app[SETTINGS].matcher.select(method, path, raw, scenario_header),
+    )
+    if selection is not None:
+        return await send_selection(request, behaviour, selection, raw)
+    sent = Sent(method, path, request.query_string, raw, tuple(request.headers.items()), scenario_header)
+    flight = recorder.flight_for(sent)
+    if _answers_live(behaviour, path):
+        return await _forward(request, flight, behaviour)
+    interaction = await flight.recorded
+    return await send_selection(request, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)
+
+
+async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.StreamResponse:
+    head = await flight.head  # an upstream that is down or silent raises 502/504 here
+    headers = CIMultiDict(reply_headers(CIMultiDict(head.headers)))
+    headers.update(mockllama_headers(behaviour, flight.name))
+    headers["X-Mockllama-Selected-By"] = SELECTED_BY_UPSTREAM
+    if not head.stream:
+        blocks = [block async for block in flight.follow()]
+        return web.Response(status=head.status, reason=head.reason, body=b"".join(blocks), headers=headers)
+    response = web.StreamResponse(status=head.status, reason=head.reason, headers=headers)
+    trace = trace_of(request)
+    trace.bytes_sent, trace.finished = 0, False
+    await response.prepare(request)
+    try:
+        async for block in flight.follow():
+            await response.write(block)
+            trace.bytes_sent += len(block)
+    except RequestError as err:
+        # The head is sent: the client can only see the stream stop, as it would from llama-server.
+        log.warning("mockllama: the upstream stream broke off: %s", err.message)
+        request.transport.close()
+        return response
+    except ConnectionResetError:
+        log.debug("mockllama: client went away during a proxied stream on %s; the recording goes on", request.path)
+        return response
+    await response.write_eof()
+    trace.finished = True
+    return response

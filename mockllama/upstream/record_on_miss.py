@@ -1,0 +1,394 @@
+"""Recording on a miss: forward the request to the upstream llama-server, record it, serve it at once.
+
+One upstream exchange is a *flight*. Clients that miss with the same request at the same time
+share one flight: one upstream generation, one recording. A flight runs as its own task, so a
+client that goes away does not cut the recording short.
+
+What a flight does, in order:
+1. reads the upstream's ``/props`` and ``/v1/models`` the first time (provenance, as ``record``);
+2. forwards the request and hands the reply on as it arrives, block by block for a stream;
+3. for a ``/v1/responses`` request answered 200, fetches its chat twin, the same conversion
+   ``mockllama record`` uses, with the same stream flag. The twin is sent only once the first
+   reply is complete: a client following the stream never shares the upstream with it;
+4. writes the cassette the way ``record`` does (scrubbed, atomically; ``record.save_cassette``),
+   updates ``provenance.json``, loads the cassette back and adds it to the live matcher.
+Nothing is written unless every step succeeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from mockllama.matching.canonical import canonical_key
+from mockllama.matching.matcher import Matcher
+from mockllama.recordings.cassettes import CASSETTE_SUFFIXES, Interaction, Scenario, load_cassette
+from mockllama.recordings.catalogue import PlannedRequest
+from mockllama.recordings.chat_twin import chat_twin
+from mockllama.recordings.record import Outcome, RecordError, ServerInfo, probe, save_cassette, write_provenance
+from mockllama.upstream.client import UPSTREAM_ERRORS, Upstream, forwarded_headers, open_session, unreachable
+from mockllama.upstream.record_mode import RecordMode
+from mockllama.wire.errors import RequestError
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+
+log = logging.getLogger("mockllama")
+
+DEFAULT_RECORD_DIR = "mockllama-cassettes"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
+BLOCK_END = b"\n\n"
+
+
+@dataclass(frozen=True)
+class RecordOnMiss:
+    """What ``serve --upstream URL --record-to DIR --record-mode MODE`` asks for."""
+
+    upstream: Upstream
+    record_to: Path
+    mode: RecordMode = RecordMode.NEW
+
+
+@dataclass(frozen=True)
+class Sent:
+    """The client's request, as forwarded and as recorded: the body is the exact bytes sent."""
+
+    method: str
+    path: str  # without the behaviour prefix
+    query: str
+    raw: bytes
+    headers: tuple[tuple[str, str], ...]
+    scenario_header: str | None
+
+    @property
+    def body(self):
+        try:
+            return json.loads(self.raw) if self.raw else None
+        except ValueError:
+            return None
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and self.body.get("stream") is True
+
+    def key(self) -> tuple:
+        """Requests that the matcher takes for the same one share a flight."""
+        body = self.body
+        same = canonical_key(self.path, body) if body is not None else self.raw
+        return self.method, self.path, self.scenario_header, same
+
+
+@dataclass(frozen=True)
+class Head:
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    stream: bool
+
+
+@dataclass(eq=False)
+class Flight:
+    name: str  # the scenario it records
+    sent: Sent
+    head: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    recorded: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    blocks: list[bytes] = field(default_factory=list)
+    finished: bool = False  # the upstream's reply to the client's request is complete
+    error: RequestError | None = None
+    _more: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def push(self, block: bytes) -> None:
+        self.blocks.append(block)
+        self._wake()
+
+    def finish(self) -> None:
+        self.finished = True
+        self._wake()
+
+    def fail(self, error: RequestError) -> None:
+        self.error = error
+        for future in (self.head, self.recorded):
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: a flight nobody waits on must not log a warning
+        self._wake()
+
+    def _wake(self) -> None:
+        self._more.set()
+        self._more = asyncio.Event()
+
+    async def follow(self):
+        """The reply's blocks as they arrive; raises the flight's error if it breaks off."""
+        index = 0
+        while True:
+            if index < len(self.blocks):
+                index += 1
+                yield self.blocks[index - 1]
+                continue
+            if self.finished:
+                return
+            if self.error is not None:
+                raise self.error
+            await self._more.wait()
+
+
+def prompt_text(body) -> str:
+    """The last user turn's text, for a readable file name."""
+    if not isinstance(body, dict):
+        return ""
+    turns = body.get("input") if "input" in body else body.get("messages")
+    if isinstance(turns, str):
+        return turns
+    for turn in reversed(turns if isinstance(turns, list) else []):
+        if isinstance(turn, dict) and turn.get("role", "user") == "user":
+            content = turn.get("content")
+            if isinstance(content, list):
+                content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            return str(content or "")
+    return ""
+
+
+def slug_name(sent: Sent) -> str:
+    """``count-from-1-to-200-separated-by-spaces-8-1a2b3c``: prompt, limit, and a digest of the
+    request (stream flag aside, so the streamed and plain variants share one cassette)."""
+    if sent.method == "GET":
+        return "get-" + re.sub(r"[^a-z0-9]+", "-", sent.path.lower()).strip("-")
+    body = sent.body
+    words = re.sub(r"[^a-z0-9]+", "-", prompt_text(body).lower()).strip("-")[:40].strip("-")
+    words = words or re.sub(r"[^a-z0-9]+", "-", sent.path.lower()).strip("-")
+    limit = None
+    if isinstance(body, dict):
+        limit = next((body[k] for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
+                      if isinstance(body.get(k), int)), None)
+    same = canonical_key(sent.path, {**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
+    digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode()).hexdigest()[:6]
+    return "-".join([words, *([str(limit)] if limit is not None else []), digest])
+
+
+def _request_key(method: str, path: str, body) -> tuple[str, str, bool]:
+    if isinstance(body, bytes):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            body = None
+    return method.upper(), path, isinstance(body, dict) and body.get("stream") is True
+
+
+def _vcr_key(request) -> tuple[str, str, bool]:
+    return _request_key(request.method, request.parsed_uri.path, request.body)
+
+
+def _responses_status(interaction: Interaction) -> str | None:
+    if interaction.is_event_stream:
+        last = next((e.json() for e in reversed(interaction.events) if isinstance(e.json(), dict)), {})
+        return (last.get("response") or {}).get("status")
+    body = interaction.body_json
+    return body.get("status") if isinstance(body, dict) else None
+
+
+def summary(scenario: Scenario, interaction: Interaction) -> str:
+    """What provenance.json says of a recording, in ``record``'s words."""
+    if interaction.path == RESPONSES_PATH and interaction.status == 200:
+        return f"responses={_responses_status(interaction)} twin={scenario.twin_finish_reason(interaction)}"
+    return f"{interaction.path}:{interaction.status}"
+
+
+def with_record_dir(directories: list[Path], record_to: Path) -> list[Path]:
+    """The record directory is served too, once it holds a cassette (it may not exist yet)."""
+    holds = record_to.is_dir() and any(p.suffix in CASSETTE_SUFFIXES for p in record_to.rglob("*"))
+    return [*directories, record_to] if holds else list(directories)
+
+
+class Recorder:
+    """The flights in the air, the record directory, and the upstream's provenance."""
+
+    def __init__(self, options: RecordOnMiss, matcher: Matcher, on_recorded=lambda: None):
+        self.options = options
+        self.matcher = matcher
+        self.on_recorded = on_recorded  # called once a new recording is served
+        self.session: aiohttp.ClientSession | None = None
+        self._flights: dict[tuple, Flight] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._info: ServerInfo | None = None
+
+    async def session_context(self, app: web.Application):
+        """cleanup_ctx: the upstream session lives as long as the app; flights end with it."""
+        async with open_session(self.options.upstream) as session:
+            self.session = session
+            yield
+            await self._finish_in_flight(self.options.upstream.timeout)
+        self.session = None
+
+    async def _finish_in_flight(self, seconds: float) -> None:
+        """At shutdown, let the recordings in the air finish (often a twin, fetched after the
+        client had its reply): a test session that ends right after its last request must still
+        find that request recorded when it runs offline. Only what outlasts ``seconds`` is dropped."""
+        if not self._tasks:
+            return
+        log.warning("mockllama: finishing %d recording(s) in progress before stopping (up to %g s)",
+                    len(self._tasks), seconds)
+        _, late = await asyncio.wait(set(self._tasks), timeout=seconds)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        if late:
+            log.warning("mockllama: %d recording(s) did not finish within %g s; nothing of them was written",
+                        len(late), seconds)
+
+    @property
+    def in_flight(self) -> int:
+        """How many upstream exchanges are still running (recordings not yet written)."""
+        return len(self._tasks)
+
+    def flight_for(self, sent: Sent) -> Flight:
+        """The flight already carrying this request, or a new one."""
+        key = sent.key()
+        flight = self._flights.get(key)
+        if flight is None:
+            flight = Flight(self.target_name(sent), sent)
+            self._flights[key] = flight
+            task = asyncio.get_running_loop().create_task(self._fly(flight))
+            self._tasks.add(task)
+            task.add_done_callback(lambda done: (self._tasks.discard(done), self._flights.pop(key, None)))
+        return flight
+
+    def target_name(self, sent: Sent) -> str:
+        """The scenario to record into: the X-Mockllama-Scenario header's, else a slug."""
+        if sent.scenario_header is None:
+            return slug_name(sent)
+        name = sent.scenario_header.strip()
+        if not NAME.fullmatch(name):
+            raise RequestError(400, f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): "
+                                    "a name is a file name of letters, digits, '.', '_' and '-'.")
+        owner = self.matcher.scenarios.get(name)
+        if owner is not None and not self._in_record_dir(owner.source):
+            raise RequestError(400, f"mockllama: the scenario {name!r} (from X-Mockllama-Scenario) comes from "
+                                    f"{owner.source}, not from the record directory {self.options.record_to}, and "
+                                    "is never recorded over. Choose another name to record this request.")
+        return name
+
+    def _in_record_dir(self, path: Path) -> bool:
+        return path.resolve().is_relative_to(self.options.record_to.resolve())
+
+    async def _fly(self, flight: Flight) -> None:
+        upstream = self.options.upstream
+        try:
+            sent = flight.sent
+            info = await self._server_info(sent.headers)
+            pairs = [await self._exchange(sent.method, sent.path, sent.raw, sent.headers, flight)]
+            twin = self._twin(sent, pairs[0][1]["status"]["code"])
+            if twin is not None:
+                pairs.append(await self._exchange("POST", CHAT_PATH, twin, sent.headers))
+            flight.recorded.set_result(self._write(flight, pairs, info))
+        except RequestError as err:
+            flight.fail(err)
+        except UPSTREAM_ERRORS as err:
+            flight.fail(unreachable(upstream, err))
+        except asyncio.CancelledError:
+            flight.fail(RequestError(503, "mockllama: the server is shutting down; nothing was recorded."))
+            raise
+        except Exception:
+            log.exception("mockllama: recording %r failed", flight.name)
+            flight.fail(RequestError(500, f"mockllama: internal error while recording {flight.name!r}; "
+                                          "nothing was recorded. The server log has the details."))
+        if flight.error is not None:
+            log.warning("%s", flight.error.message)
+
+    async def _server_info(self, client_headers) -> ServerInfo:
+        """The upstream's /props and /v1/models, read once: provenance, and proof it is llama-server."""
+        if self._info is None:
+            upstream = self.options.upstream
+            headers = dict(forwarded_headers(dict(client_headers), upstream))
+            try:
+                self._info = await probe(upstream.url, upstream.timeout, headers)
+            except RecordError as err:
+                raise RequestError(502, f"mockllama: the upstream cannot be recorded from: {err}; nothing was recorded.") from None
+        return self._info
+
+    def _twin(self, sent: Sent, status: int) -> bytes | None:
+        """The chat twin of a Responses request that was answered, as ``record`` derives it."""
+        body = sent.body
+        if sent.path != RESPONSES_PATH or status != 200 or not isinstance(body, dict):
+            return None
+        try:
+            return PlannedRequest("POST", CHAT_PATH, json=chat_twin(body)).body_text().encode("utf-8")
+        except (KeyError, TypeError, AttributeError, ValueError):
+            log.warning("mockllama: no chat twin for %r: its input cannot be converted", sent.path)
+            return None
+
+    async def _exchange(self, method: str, path: str, raw: bytes, client_headers, flight: Flight | None = None):
+        """One upstream request, as a vcrpy (request, response) pair. With a flight, the reply is
+        handed on as it arrives: the head first, then each SSE block, or the whole body."""
+        upstream = self.options.upstream
+        headers = forwarded_headers(dict(client_headers), upstream)
+        if not flight:  # the chat twin: mockllama's own JSON
+            headers["Content-Type"] = "application/json"
+        query = f"?{flight.sent.query}" if flight and flight.sent.query else ""
+        async with self.session.request(method, upstream.url + path + query, data=raw or None, headers=headers,
+                                        allow_redirects=False) as response:
+            stream = response.content_type == "text/event-stream"
+            if flight:
+                flight.head.set_result(Head(response.status, response.reason or "", tuple(response.headers.items()),
+                                            stream))
+            body = await (self._relay(response, flight) if flight else response.read())
+            if flight:
+                flight.finish()
+            recorded_headers = {name: str(headers[name]) for name in RECORDED_REQUEST_HEADERS if name in headers}
+            from vcr.request import Request as VcrRequest  # not at the top: see cassettes._read_cassette
+
+            request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
+            reply = {
+                "status": {"code": response.status, "message": response.reason or ""},
+                "headers": {str(name): response.headers.getall(name) for name in dict.fromkeys(response.headers.keys())},
+                "body": {"string": body},
+            }
+        return request, reply
+
+    @staticmethod
+    async def _relay(response: aiohttp.ClientResponse, flight: Flight) -> bytes:
+        if response.content_type != "text/event-stream":
+            flight.push(await response.read())
+            return flight.blocks[0]
+        pending = bytearray()
+        async for chunk in response.content.iter_any():
+            pending += chunk
+            end = pending.find(BLOCK_END)
+            while end >= 0:  # whole SSE blocks, as a replay writes them
+                flight.push(bytes(pending[: end + len(BLOCK_END)]))
+                del pending[: end + len(BLOCK_END)]
+                end = pending.find(BLOCK_END)
+        if pending:
+            flight.push(bytes(pending))
+        return b"".join(flight.blocks)
+
+    def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
+        """Merge into NAME.yaml (an interaction with the same method, path and stream flag is
+        replaced), write it as ``record`` does, and serve it from now on. No await in here: no
+        other flight can interleave between reading the old cassette and writing the new one."""
+        directory = self.options.record_to
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{flight.name}.yaml"
+        kept = []
+        if path.is_file():
+            from vcr.persisters.filesystem import FilesystemPersister  # not at the top: see cassettes._read_cassette
+            from vcr.serializers import yamlserializer
+
+            requests, responses = FilesystemPersister.load_cassette(path, yamlserializer)[:2]
+            replaced = {_vcr_key(request) for request, _ in pairs}
+            kept = [(q, r) for q, r in zip(requests, responses) if _vcr_key(q) not in replaced]
+        save_cassette(path, kept + pairs)
+        scenario = load_cassette(path)  # what `serve --cassettes DIR` will read, byte for byte
+        self.matcher.add(scenario)
+        self.on_recorded()
+        interaction = scenario.find(*_request_key(flight.sent.method, flight.sent.path, flight.sent.raw))
+        write_provenance(directory, self.options.upstream.url, info, [Outcome(scenario.name, summary(scenario, interaction))],
+                         None, None, recorded_by="mockllama serve --upstream, on a miss")
+        log.info("mockllama: recorded %s into %s", interaction.describe(), path)
+        return interaction
