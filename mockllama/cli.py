@@ -16,6 +16,7 @@ from mockllama import __version__
 from mockllama.app import create_app
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from mockllama.matching.keys import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
 from mockllama.server.app import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT
 from mockllama.server.cors import check_origin
@@ -52,7 +53,7 @@ def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[st
     if cassette_dirs and recordings != "stock":
         raise click.UsageError(f"--recordings {recordings} and --cassettes both choose the recordings: use one.")
     try:
-        return load_scenarios(list(cassette_dirs) or [RECORDING_SETS[recordings]()])
+        return load_scenarios(list(cassette_dirs) or [RECORDING_SETS[recordings]()], keys_of=match_keys)
     except CassetteError as err:
         click.echo(f"mockllama: {printable(err)}", err=True)
         sys.exit(2)
@@ -119,6 +120,13 @@ def main() -> None:
     help="Answer requests that match no recording with this scenario instead of a 404.",
 )
 @click.option(
+    "--setup",
+    metavar="NAME",
+    help="The server set-up whose recordings answer requests by their prompt (`mockllama scenarios` shows each "
+    "scenario's); the others answer only when chosen by name. Default: the default set-up, e.g. "
+    "--setup smollm2-135m-forced-thinking serves the forced-thinking recordings.",
+)
+@click.option(
     "--max-body-bytes",
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
@@ -173,7 +181,7 @@ def main() -> None:
                    "all: record everything again. Default: new with --upstream.")
 @click.option("--upstream-timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait for the upstream's next bytes; past it, a 504.")
-def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_bytes, pace, journal_size, faults,
+def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max_body_bytes, pace, journal_size, faults,
           cors_origins, access_log, allowed_hosts, upstream, record_to, record_mode, upstream_timeout) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
@@ -248,11 +256,11 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, max_body_b
         except ValueError as err:
             raise click.BadParameter(str(err), param_hint="--fault") from None
         try:
-            app = create_app(scenarios, behaviour=behaviour, fallback=fallback, max_body_bytes=max_body_bytes,
+            app = create_app(scenarios, behaviour=behaviour, fallback=fallback, setup=setup, max_body_bytes=max_body_bytes,
                              pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
                              faults=dict(faults), cors_origins=cors_origins, record_on_miss=recording)
         except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="--fallback") from None
+            raise click.BadParameter(str(err), param_hint="--setup" if "set-up" in str(err) else "--fallback") from None
     if not _is_loopback(host):
         click.echo(f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.",
                    err=True)
@@ -308,6 +316,7 @@ def scenario_row(scenario: Scenario) -> dict:
         "fixed_status": fixed_status,
         "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
         "turns": scenario.turns,
+        "setup": scenario.setup,
         "source": str(scenario.source),
     }
 
@@ -317,7 +326,8 @@ def scenario_row(scenario: Scenario) -> dict:
 @recordings_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
 def scenarios(cassette_dirs, recordings, as_json) -> None:
-    """List the scenarios: turns, limit, recorded Responses status, the chat twin's finish_reason, endpoints.
+    """List the scenarios: turns, limit, recorded Responses status, the chat twin's finish_reason, the
+    server set-up recorded from (serve --setup), endpoints.
 
     A scenario with more than one turn is a conversation: each request is answered with the turn
     its own input asks for (1 + the model replies it already carries)."""
@@ -326,7 +336,7 @@ def scenarios(cassette_dirs, recordings, as_json) -> None:
         for row in rows:
             click.echo(json.dumps(row))
         return
-    header = ("scenario", "turns", "limit", "responses", "fixed", "twin", "endpoints")
+    header = ("scenario", "turns", "limit", "responses", "fixed", "twin", "setup", "endpoints")
     cells = [
         (
             r["name"],
@@ -335,6 +345,7 @@ def scenarios(cassette_dirs, recordings, as_json) -> None:
             r["responses_status"],
             r["fixed_status"],
             r["twin_finish_reason"] or "-",
+            r["setup"],
             " ".join(r["endpoints"]),
         )
         for r in rows

@@ -127,6 +127,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mockllama-record-to", metavar="DIR",
                     help="where recordings go, served too (default: mockllama-cassettes in the rootdir)")
     parser.addini("mockllama_record_to", default="", help="where recordings go (default: mockllama-cassettes)")
+    group.addoption("--mockllama-setup", metavar="NAME",
+                    help="the server set-up whose recordings answer by prompt (serve --setup; default: the default one)")
+    parser.addini("mockllama_setup", default="", help="the server set-up whose recordings answer by prompt")
 
 
 def _journal_size(config: pytest.Config) -> int:
@@ -191,16 +194,18 @@ def _record_on_miss(config: pytest.Config):
 def mockllama(pytestconfig: pytest.Config):
     """A mockllama server on a free loopback port for the whole session."""
     from mockllama.app import create_app
+    from mockllama.matching.keys import match_keys
     from mockllama.recordings.cassettes import CassetteError, load_scenarios
     from mockllama.server.background import BackgroundServer
 
     recording = _record_on_miss(pytestconfig)
     try:
-        scenarios = load_scenarios(_cassette_dirs(pytestconfig))
+        scenarios = load_scenarios(_cassette_dirs(pytestconfig), keys_of=match_keys)
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     try:
         app = create_app(scenarios, journal_size=_journal_size(pytestconfig), faults=_faults(pytestconfig),
+                         setup=pytestconfig.getoption("mockllama_setup") or pytestconfig.getini("mockllama_setup") or None,
                          record_on_miss=recording)
     except ValueError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)

@@ -175,3 +175,64 @@ def test_the_cut_conversation_marks_turn_1_and_replays_the_servers_refusal_of_tu
     error = json.loads(body)["error"]
     assert (error["type"], error["code"]) == ("server_error", 500)
     assert "Failed to parse tool call arguments as JSON" in error["message"]
+
+
+# --- a scenario chosen by name: only its own replies in the history count as turns --------------
+
+ALICE = [{"type": "message", "role": "user", "content": "My name is Alice."},
+         {"type": "message", "role": "assistant", "content": "Hello Alice! Nice to meet you."},
+         {"type": "message", "role": "user", "content": "What is my name?"}]
+SOMEONE_ELSES_CALL = [{"type": "message", "role": "user", "content": "Look it up."},
+                      {"type": "function_call", "call_id": "call_not_recorded", "name": "lookup", "arguments": "{}"},
+                      {"type": "function_call_output", "call_id": "call_not_recorded", "output": "Alice"},
+                      {"type": "message", "role": "user", "content": "What is my name?"}]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+@pytest.mark.parametrize("history", [ALICE, SOMEONE_ELSES_CALL], ids=["hand-written", "someone-elses-call"])
+@pytest.mark.parametrize("select", ["model", "header"])
+def test_a_history_that_is_not_the_scenarios_own_is_the_prompt(server, behaviour, history, select):
+    """Test suites send a conversation of their own to a scenario chosen by name: it gets turn 1."""
+    body = {"model": "text-finishes" if select == "model" else "x", "input": history}
+    headers = {"X-Mockllama-Scenario": "text-finishes"} if select == "header" else {}
+    status, headers, reply = post_json(server.url, f"/{behaviour}{RESPONSES}", body, headers)
+    assert status == 200, reply
+    assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Turn"]) == ("text-finishes", "1")
+    assert json.loads(reply)["status"] == "completed"
+
+
+def _own_call(name: str) -> dict:
+    return _recorded(name, 1).body_json["output"][0]
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_the_scenarios_own_call_counts_by_its_name_and_arguments_under_another_id(server, behaviour):
+    """A client that gives the call an id of its own still sends the recorded call back: turn 2."""
+    call = {**_own_call("tool-cut-20"), "call_id": "call_renamed_by_the_client", "id": "fc_other"}
+    later = [{"role": "user", "content": "Write it."}, call,
+             {"type": "function_call_output", "call_id": "call_renamed_by_the_client", "output": "done"}]
+    status, _, body = post_json(server.url, f"/{behaviour}{RESPONSES}", {"model": "tool-cut-20", "input": later})
+    assert status == 404 and "asks for turn 2" in json.loads(body)["error"]["message"]
+
+
+def test_the_scenarios_own_text_counts_as_its_reply(server):
+    """text-finishes's own recorded answer, sent back as the assistant's message, asks for turn 2."""
+    body = _recorded("text-finishes", 1).body_json
+    text = "".join(part["text"] for item in body["output"] if item["type"] == "message" for part in item["content"])
+    history = [{"role": "user", "content": "What is the capital of France?"},
+               {"role": "assistant", "content": text}, {"role": "user", "content": "And of Spain?"}]
+    status, _, reply = post_json(server.url, RESPONSES, {"model": "text-finishes", "input": history})
+    assert status == 404 and "records 1 turn, but this request carries 1 model reply" in reply.decode()
+    # one letter off is another text: the prompt, turn 1
+    history[1] = {"role": "assistant", "content": text + "!"}
+    status, headers, _ = post_json(server.url, RESPONSES, {"model": "text-finishes", "input": history})
+    assert (status, headers["X-Mockllama-Turn"]) == (200, "1")
+
+
+def test_an_own_tool_output_alone_counts(server):
+    """The function_call_output with a recorded call_id is the loop coming back, whatever the call says."""
+    call = _own_call("tool-cut-20")
+    later = [{"role": "user", "content": "Write it."}, {**call, "arguments": "{}", "name": "other"},
+             {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"}]
+    status, _, _ = post_json(server.url, RESPONSES, {"model": "tool-cut-20", "input": later})
+    assert status == 404

@@ -85,12 +85,40 @@ def test_an_unknown_scenario_header_is_a_404_that_lists_every_scenario(server):
     }
 
 
-def _replies(count: int) -> list:
-    """The recorded conversation's question followed by ``count`` of its recorded call and answer pairs."""
+@pytest.mark.parametrize(("name", "near"), [("poem-cut-16", "'poem-cut-30' or 'poem-cut-20'"),
+                                             ("text-cut", "'text-cut-8' or 'text-cut-64'"),
+                                             ("tool-finish", "'tool-finishes'")])
+def test_a_scenario_header_that_is_almost_a_name_says_did_you_mean(server, name, near):
+    status, _, _, reply = _selected(server, SEED, headers={"X-Mockllama-Scenario": name})
+    assert status == 404
+    assert f"no scenario named '{name}' (from X-Mockllama-Scenario). Did you mean {near}? Known: " in (
+        json.loads(reply)["error"]["message"])
+
+
+def test_a_model_that_is_almost_a_scenario_name_says_did_you_mean(server):
+    """poem-cut-16 is a typo for poem-cut-20 or poem-cut-30: not a name, so matched by prompt, and missed."""
+    status, _, _, reply = _selected(server, {**SEED, "model": "poem-cut-16", "max_output_tokens": 16})
+    message = json.loads(reply)["error"]["message"]
+    assert status == 404
+    assert ("The model 'poem-cut-16' names no scenario, so the request was matched by its prompt. "
+            "Did you mean 'poem-cut-30' or 'poem-cut-20'?") in message
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "x", "SmolLM2-135M-Instruct-Q4_1", "text"])
+def test_an_ordinary_model_name_gets_no_did_you_mean(server, model):
+    status, _, _, reply = _selected(server, {**SEED, "model": model, "max_output_tokens": 9})
+    assert status == 404 and "Did you mean" not in json.loads(reply)["error"]["message"]
+
+
+def _replies(count: int, name: str = "tool-conversation") -> list:
+    """The recorded conversation's question followed by ``count`` pairs of ``name``'s own recorded call
+    (only a scenario's own replies count as its turns) and an answer to it."""
     turn_2 = next(r.request for r in yamlkit.read("tool-conversation") if r.path == "/v1/responses"
                   and not r.stream and any(item.get("type") == "function_call" for item in r.request["input"]))
     question = [item for item in turn_2["input"] if item.get("type") not in ("function_call", "function_call_output")]
-    pair = [item for item in turn_2["input"] if item.get("type") in ("function_call", "function_call_output")]
+    call = next(item for r in yamlkit.read(name) if r.path == "/v1/responses" and not r.stream
+                for item in json.loads(r.body)["output"] if item["type"] == "function_call")
+    pair = [call, {"type": "function_call_output", "call_id": call["call_id"], "output": "done"}]
     return question + pair * count
 
 
@@ -99,7 +127,7 @@ def test_past_the_last_turn_says_who_chose_the_scenario_and_counts_the_replies(s
     """tool-conversation records 2 turns; a request with N model replies asks for turn N + 1."""
     name = "tool-conversation" if replies == 2 else "tool-cut-20"
     server = start_server(fallback=name) if chosen_by == "fallback" else start_server()
-    body = {"model": name if chosen_by == "model" else "x", "input": _replies(replies)}
+    body = {"model": name if chosen_by == "model" else "x", "input": _replies(replies, name)}
     headers = {"X-Mockllama-Scenario": name} if chosen_by == "header" else None
     status, _, how, reply = _selected(server, body, headers=headers)
     assert (status, how) == (404, None)

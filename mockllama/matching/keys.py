@@ -34,3 +34,8 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None] |
     return (canonical_key(interaction.path, body),
             unordered_key(interaction.path, body) if interaction.request_raw is None else None,
             conversation_key(interaction.path, body))
+
+
+def keys_for(interaction: Interaction) -> tuple[str, str | None, str | None] | None:
+    """The interaction's keys as its loader computed them (``keys_of``), else computed now."""
+    return interaction.match_keys or match_keys(interaction)

@@ -18,16 +18,18 @@ always selects the same recording, so selections can be remembered.
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
 from mockllama.matching.canonical import canonical_key, unordered_key
 from mockllama.matching.differences import describe, nearest
-from mockllama.matching.keys import conversation_key, match_keys
+from mockllama.matching.keys import conversation_key, keys_for
 from mockllama.matching.nearness import Fingerprints
+from mockllama.matching.turns import OwnReplies, own_replies, own_turn
 from mockllama.matching.validation import stream_type_error, type_error
-from mockllama.recordings.cassettes import Interaction, Scenario, collection_paused
+from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused
 from mockllama.recordings.chat_twin import turn_of
 from mockllama.wire.errors import RequestError
 
@@ -35,6 +37,9 @@ from mockllama.wire.errors import RequestError
 REMEMBERED_BODY_BYTES = 64 * 1024
 # The 404 names at most this many of the equally near scenarios (and counts the rest).
 MAX_LISTED = 10
+# How alike a model or header must be to a scenario's name to be suggested as a typo of it
+# (difflib's ratio: poem-cut-16 is 0.82 of poem-cut-20; gpt-4o-mini is far from every name).
+NEAR_NAME = 0.75
 
 
 @dataclass(frozen=True)
@@ -49,19 +54,35 @@ def _key_bytes(args: tuple) -> int:
     return len(method) + len(path) + len(raw) + len(scenario_name or "")
 
 
+def served_setup(scenarios: dict[str, Scenario], setup: str | None = None) -> str:
+    """The server set-up whose recordings answer ordinary requests: ``setup`` when asked for (it
+    must be among the loaded ones), else the default set-up, else the only (or first) one loaded."""
+    setups = sorted({scenario.setup for scenario in scenarios.values()})
+    if setup is not None:
+        if setups and setup not in setups:
+            raise ValueError(f"no loaded recording is of the set-up {setup!r}; loaded: {', '.join(setups)}")
+        return setup
+    return DEFAULT_SETUP if DEFAULT_SETUP in setups or not setups else setups[0]
+
+
 class Matcher:
-    def __init__(self, scenarios: dict[str, Scenario], fallback: str | None = None):
+    def __init__(self, scenarios: dict[str, Scenario], fallback: str | None = None, setup: str | None = None):
         if fallback is not None and fallback not in scenarios:
             known = ", ".join(sorted(scenarios))
             raise ValueError(f"the fallback scenario {fallback!r} is not among the loaded scenarios: {known}")
         self.scenarios = scenarios
         self.fallback = fallback
+        # Matching answers from one server set-up: a recording depends on the server's configuration
+        # (its chat template above all), which no request carries. The others are reached by name.
+        self.setup = served_setup(scenarios, setup)
+        self._elsewhere: dict[tuple[str, str, str], Interaction] = {}  # other set-ups' recordings, by key
         self.generation = 0  # counts the recordings added since: what was built from the old set is stale
         self._by_key: dict[tuple[str, str, str], Interaction] = {}
         self._by_bytes: dict[tuple[str, str, bytes], Interaction] = {}
         self._by_route: dict[tuple[str, str], list[Interaction]] = {}
         self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
         self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
+        self._replies: dict[str, tuple[Scenario, OwnReplies]] = {}  # the replies of scenarios chosen by name
         self._fingerprints = Fingerprints()  # the 404's nearest search, made on a route's first miss
         with collection_paused():
             for scenario in scenarios.values():
@@ -71,14 +92,20 @@ class Matcher:
         self._remembered = ByteBoundedMemo(self._select, _key_bytes)
 
     def _index(self, scenario: Scenario, first_wins: bool) -> None:
+        served = scenario.setup == self.setup
         for interaction in scenario.interactions:
             route = (interaction.method, interaction.path)
-            self._by_route.setdefault(route, []).append(interaction)
+            if not served and interaction.method != "GET":
+                if interaction.request_json is not None:  # only for the 404 to point at
+                    key = (keys_for(interaction))[0]
+                    self._elsewhere.setdefault((*route, key), interaction)
+                continue
+            self._by_route.setdefault(route, []).append(interaction)  # a GET's server info: any set-up's
             entries = []
             if interaction.request_raw is not None:
                 entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
             if interaction.request_json is not None:
-                key, orderless, later = interaction.match_keys or match_keys(interaction)
+                key, orderless, later = keys_for(interaction)
                 entries.append((self._by_key, (*route, key), interaction))
                 if orderless is not None:
                     entries.append((self._orderless, (*route, orderless), interaction))
@@ -96,7 +123,7 @@ class Matcher:
         old = self.scenarios.get(scenario.name)
         if old is not None:
             gone = {id(interaction) for interaction in old.interactions}
-            for index in (self._by_key, self._by_bytes, self._orderless):
+            for index in (self._by_key, self._by_bytes, self._orderless, self._elsewhere):
                 for key in [k for k, i in index.items() if id(i) in gone]:
                     del index[key]
             for key in [k for k, name in self._conversations.items() if name == old.name]:
@@ -152,14 +179,16 @@ class Matcher:
                 return Selection(interaction, "header")
         if not candidates:
             raise RequestError(404, f"mockllama: no cassette records GET {path}.")
-        return Selection(candidates[0], "route")
+        served = (i for i in candidates if self.scenarios[i.scenario].setup == self.setup)
+        return Selection(next(served, candidates[0]), "route")
 
     def _explicit(self, method, path, body, scenario_name) -> Selection | None:
         if scenario_name is not None:
             if scenario_name not in self.scenarios:
                 known = ", ".join(sorted(self.scenarios))
                 raise RequestError(
-                    404, f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario). Known: {known}."
+                    404, f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario)."
+                         f"{self._did_you_mean(scenario_name)} Known: {known}."
                 )
             return self._turn_of(scenario_name, method, path, body, "header")
         model = body.get("model") if isinstance(body, dict) else None
@@ -173,7 +202,9 @@ class Matcher:
                      "conversation": "its first turn"}[how]
         scenario = self.scenarios[name]
         stream = isinstance(body, dict) and body.get("stream") is True
-        turn = turn_of(path, body)
+        # Matched by its first turn, the history is the recording's own; chosen by name, only the
+        # scenario's own replies in it count (matching.turns).
+        turn = turn_of(path, body) if how == "conversation" else own_turn(path, body, self._own_replies(scenario))
         if turn > scenario.turns:
             raise RequestError(404, past_the_last_turn(scenario, turn, chosen_by))
         interaction = scenario.find(method, path, stream, turn)
@@ -186,6 +217,29 @@ class Matcher:
                 f"{method} {path} with stream={str(stream).lower()}{at_turn}. It records: {recorded}.",
             )
         return Selection(interaction, how, turn)
+
+    def _own_replies(self, scenario: Scenario) -> OwnReplies:
+        replies = self._replies.get(scenario.name)
+        if replies is None or replies[0] is not scenario:
+            replies = self._replies[scenario.name] = (scenario, own_replies(scenario))
+        return replies[1]
+
+    def _other_setup(self, method: str, path: str, body) -> str:
+        """A sentence naming a recording of another server set-up that matches, or ""."""
+        other = self._elsewhere.get((method, path, canonical_key(path, body)))
+        if other is None:
+            return ""
+        setup = self.scenarios[other.scenario].setup
+        return (f" A recording of another server set-up matches: {other.scenario!r}, recorded from the set-up "
+                f"{setup!r} (served: {self.setup!r}). A set-up's chat template changes what the server generates "
+                f"and no request says which one it has, so only the served set-up answers by prompt. Select "
+                f"{other.scenario!r} by name (\"model\" or X-Mockllama-Scenario), or serve that set-up with "
+                f"--setup {setup}.")
+
+    def _did_you_mean(self, name: str) -> str:
+        """A question naming the scenarios ``name`` is a likely typo of (poem-cut-16 for poem-cut-20), or ""."""
+        close = difflib.get_close_matches(name, list(self.scenarios), n=3, cutoff=NEAR_NAME)
+        return f" Did you mean {' or '.join(repr(candidate) for candidate in close)}?" if close else ""
 
     def _no_match_message(self, method: str, path: str, body: dict) -> str:
         stream = body.get("stream") is True
@@ -211,9 +265,14 @@ class Matcher:
         differ = f"{count} difference{'s' if count != 1 else ''}"
         label = (f"Nearest scenario ({differ})" if near == 1
                  else f"Nearest scenarios ({near}, equally near, {differ} each)")
+        model = body.get("model")
+        hints = self._other_setup(method, path, body)
+        if isinstance(model, str) and self._did_you_mean(model):
+            hints += (f" The model {model!r} names no scenario, so the request was matched by its prompt."
+                      f"{self._did_you_mean(model)}")
         return (
             f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
-            f"compared as llama-server sees it (see 'Which requests match' in the README). "
+            f"compared as llama-server sees it (see 'Which requests match' in the README).{hints} "
             f"{label}: {listed}. {how_to}"
         )
 

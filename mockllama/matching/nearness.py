@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
+from mockllama.matching.keys import keys_for
+
 # The fields ``differences`` compares item by item, and how it reads each item.
 LISTS = {"messages": lambda item: item,
          "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool}
@@ -136,7 +138,7 @@ class Fingerprints:
             for interaction in recordings():
                 if (interaction.scenario, interaction.turn) not in seen:
                     seen.add((interaction.scenario, interaction.turn))
-                    canonical = json.loads(interaction.match_keys[0])  # the canonical form, as keyed
+                    canonical = json.loads(keys_for(interaction)[0])  # the canonical form, as keyed
                     found.append((interaction, fingerprint(canonical, self._shared)))
             self._routes[route] = found
         return found

@@ -27,6 +27,11 @@ from mockllama.wire.nesting import MAX_JSON_DEPTH, depth_exceeds
 from mockllama.wire.routes import CHAT_PATH
 
 CASSETTE_SUFFIXES = (".yaml", ".yml")
+# A recording's server set-up (chat template above all) is named by the "setup" of the
+# provenance.json beside it or above it; recordings with none come from the default set-up.
+DEFAULT_SETUP = "default"
+PROVENANCE = "provenance.json"
+MAX_PROVENANCE_BYTES = 1024 * 1024
 
 
 class CassetteError(Exception):
@@ -118,6 +123,7 @@ class Scenario:
     name: str
     source: Path
     interactions: list[Interaction] = field(default_factory=list)
+    setup: str = DEFAULT_SETUP  # the server set-up it was recorded from (see setup_of)
 
     def find(self, method: str, path: str, stream: bool, turn: int = 1) -> Interaction | None:
         for interaction in self.interactions:
@@ -242,13 +248,13 @@ def _read_cassette(path: Path):
     return loaded[0], loaded[1]
 
 
-def load_cassette(path: Path) -> Scenario:
+def load_cassette(path: Path, setup: str = DEFAULT_SETUP) -> Scenario:
     """Read one cassette: YAML parsed safely, then vcrpy's own reading of it, then checked for use."""
     path = Path(path)
     requests, responses = _read_cassette(path)
     if not requests:
         raise CassetteError(path, "the cassette holds no interactions")
-    scenario = Scenario(name=path.stem, source=path)
+    scenario = Scenario(name=path.stem, source=path, setup=setup)
     for number, (request, response) in enumerate(zip(requests, responses), start=1):
         try:
             interaction = _interaction(scenario.name, request, response)
@@ -339,8 +345,8 @@ def _record(scenario: Scenario) -> list[tuple]:
              i.match_keys, i.body) for i in scenario.interactions]
 
 
-def _from_record(path: Path, record: list[tuple], bodies) -> Scenario:
-    scenario = Scenario(name=path.stem, source=path)
+def _from_record(path: Path, record: list[tuple], bodies, setup: str) -> Scenario:
+    scenario = Scenario(name=path.stem, source=path, setup=setup)
     for method, uri_path, raw, parsed, status, reason, headers, turn, keys, body_at in record:
         interaction = IndexedInteraction.__new__(IndexedInteraction)  # the fields set at once: 10,000s of these
         interaction.__dict__.update(
@@ -353,6 +359,32 @@ def _from_record(path: Path, record: list[tuple], bodies) -> Scenario:
             interaction.__dict__["match_keys"] = tuple(keys)
         scenario.interactions.append(interaction)
     return scenario
+
+
+def _provenance_setup(path: Path) -> str | None:
+    """The "setup" named by one provenance.json, None where there is no such file. The file is
+    untrusted input like the cassettes: one that cannot be read names no set-up, never an error."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(MAX_PROVENANCE_BYTES + 1)[:MAX_PROVENANCE_BYTES])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError):
+        return DEFAULT_SETUP
+    setup = data.get("setup") if isinstance(data, dict) else None
+    return setup if isinstance(setup, str) and 0 < len(setup.strip()) <= 100 else DEFAULT_SETUP
+
+
+def setup_of(folder: Path, top: Path, known: dict[Path, str]) -> str:
+    """The set-up of the recordings in ``folder``: the nearest provenance.json in it or above it,
+    up to the cassette directory ``top``. ``known`` remembers each folder's answer."""
+    if folder in known:
+        return known[folder]
+    named = _provenance_setup(folder / PROVENANCE)
+    if named is None:
+        named = DEFAULT_SETUP if folder == top or folder.parent == folder else setup_of(folder.parent, top, known)
+    known[folder] = named
+    return named
 
 
 KeysOf = Callable[[Interaction], "tuple | None"]
@@ -376,16 +408,17 @@ def _variant(keys_of: KeysOf | None) -> str:
 def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
     variant = _variant(keys_of)
     indexed, bodies = read_index(directory, variant)
-    stamps, scenarios, changed = {}, [], len(files) != len(indexed)
+    stamps, scenarios, changed, setups = {}, [], len(files) != len(indexed), {}
     prefix = len(str(directory)) + 1
     for path in files:
         relative = str(path)[prefix:].replace(os.sep, "/")
         stamps[relative] = stamp(path)
+        setup = setup_of(path.parent, directory, setups)
         entry = indexed.get(relative)
         if entry is not None and (entry[0], entry[1]) == stamps[relative]:
-            scenarios.append(_from_record(path, entry[2], bodies))
+            scenarios.append(_from_record(path, entry[2], bodies, setup))
         else:
-            scenario = load_cassette(path)
+            scenario = load_cassette(path, setup)
             if keys_of is not None:
                 for interaction in scenario.interactions:
                     interaction.match_keys = keys_of(interaction)

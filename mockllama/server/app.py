@@ -280,6 +280,7 @@ def create_replay_app(
     scenarios: dict[str, Scenario],
     behaviour: str = DEFAULT_BEHAVIOUR,
     fallback: str | None = None,
+    setup: str | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     pace: float | None = None,
     journal_size: int = DEFAULT_JOURNAL_SIZE,
@@ -296,7 +297,7 @@ def create_replay_app(
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
-    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback), behaviour, max_body_bytes, pace,
+    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback, setup), behaviour, max_body_bytes, pace,
                              allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
     app[JOURNAL] = Journal(journal_size)
     app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}

@@ -10,7 +10,7 @@ import textwrap
 
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import BEHAVIOURS, reply_for
-from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario
 from mockllama.teaching.terminal import printable
 from mockllama.wire.routes import RESPONSES_PATH
 
@@ -105,7 +105,7 @@ def story(scenario: Scenario) -> dict:
     """Everything the explainer and the teaching page show of one scenario."""
     responses = scenario.find("POST", RESPONSES_PATH, False)
     if responses is None or responses.status != 200:
-        return {"name": scenario.name, "kind": "other", "endpoints": scenario.endpoints,
+        return {"name": scenario.name, "kind": "other", "setup": scenario.setup, "endpoints": scenario.endpoints,
                 "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour."}
     stream = scenario.find("POST", RESPONSES_PATH, True)
     bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in BEHAVIOURS}
@@ -118,6 +118,7 @@ def story(scenario: Scenario) -> dict:
     return {
         "name": scenario.name,
         "kind": "responses",
+        "setup": scenario.setup,
         "request": responses.request_json,
         "twin_finish_reason": scenario.twin_finish_reason(responses),
         "cut": decision.cut,
@@ -195,6 +196,10 @@ def render(told: dict) -> list[str]:
 
     title = f"== {printable(told['name'])} "
     lines = [title + "=" * (WIDTH - len(title))]
+    if told["setup"] != DEFAULT_SETUP:
+        lines += _wrap("set-up   ", printable(f"{told['setup']}: recorded from a server set up differently (its chat "
+                                              "template); answers by prompt only under serve --setup "
+                                              f"{told['setup']}, else when chosen by name"))
     if told["kind"] != "responses":
         return [*lines, *_wrap("  ", printable(f"{' '.join(told['endpoints'])}: {told['note']}")), ""]
     twin = told["twin_finish_reason"]

@@ -116,6 +116,11 @@ function render(stories) {
     const id = `scenario-${story.name}`;
     list.append(el("li", {}, el("a", { href: `#${id}` }, story.name, tagFor(story))));
     const section = el("section", { class: "scenario", id }, el("h2", {}, story.name));
+    if (story.setup !== "default") {
+      section.append(el("p", { class: "note" }, "Recorded from the server set-up ", el("code", {}, story.setup),
+        ": its chat template differs, so it answers by prompt only under ", el("code", {}, `serve --setup ${story.setup}`),
+        ", and otherwise when chosen by name."));
+    }
     if (story.kind === "responses") section.append(...responsesSection(story).filter(Boolean));
     else section.append(el("p", { class: "note" }, `${story.endpoints.join(", ")}: ${story.note}`));
     main.append(section);
