@@ -8,27 +8,43 @@ them and a real server gets exactly what was recorded. Use it from Python::
     report = mockllama.check.run("http://127.0.0.1:8080", probes=["text", "stream"])
     assert report.exit_code == 0, report.summary
 
-Verdicts: ``dishonest`` (exit 1) when any probe's cut-off reply says ``completed``; ``honest``
-(exit 0) when every probe's says ``incomplete`` with reason ``max_output_tokens``; otherwise
-``unknown`` (exit 2), with the reason.
+When the twin says ``length``, each aspect of the cut reply is judged on its own (``ASPECTS``):
+the response ``status``, ``incomplete_details.reason``, the cut output item's ``status``,
+``completed_at``, and in a stream the terminal event and the cut call's
+``response.function_call_arguments.done``. An aspect is ``dishonest`` when it says the reply
+finished, ``honest`` when it reports the cut as an honest server does, ``wrong`` when it does
+neither (missing, or another value), and ``not applicable`` when the reply has nothing it could
+say it in. Verdicts: ``dishonest`` (exit 1) when any aspect of any probe is; ``honest`` (exit 0)
+when every aspect that applies is; otherwise ``unknown`` (exit 2), with the reason. Where the
+failing aspects fit a variant seen in another server (``VARIANTS``), the verdict names it.
 
 The ``reasoning`` probe asks the forced-thinking question (``thinking-cut-12``, from the
 forced-thinking catalogue): a reply cut while the model is still thinking. It can only judge a
 server that answers with a reasoning item; a reply without one is ``unknown``, never ``honest``.
+
+Reading a reply is reusable on its own (``explain --journal`` needs the same care): ``Target``
+parses a base URL (credentials sent as Basic auth, the query sent on every request, both kept
+out of what is printed), ``fetch`` makes one request under one deadline and a size cap and
+raises ``ProbeFailed`` with a one-line reason, and ``strict_json`` parses only what RFC 8259
+accepts.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import io
 import json
+import math
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from urllib.parse import urlsplit
+from typing import NamedTuple
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from mockllama.recordings.catalogue import load_catalogue
-from mockllama.recordings.scrub import scrub_text
+from mockllama.recordings.scrub import REDACTED, is_secret_header, scrub_text
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
@@ -42,75 +58,80 @@ EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 
+# What each aspect is called in the report, in the order it is judged.
+ASPECTS = {
+    "status": "status",
+    "incomplete_details.reason": "incomplete_details.reason",
+    "cut_item.status": "cut item status",
+    "completed_at": "completed_at",
+    "terminal_event": "terminal event",
+    "function_call_arguments.done": "function_call_arguments.done",
+}
+NOT_APPLICABLE = "not applicable"
+
 
 class ProbeFailed(Exception):
     """The server's answer can't be judged: unreachable, an HTTP error, not JSON, a timeout."""
 
 
-@dataclass
-class Observation:
-    """What one request got back: one line of the report."""
+# --- Where to send: a base URL, what is sent and what may be printed ---
 
-    endpoint: str
-    stream: bool
-    limit: int
-    line: str
-    fields: dict = field(default_factory=dict)
-
-
-@dataclass
-class ProbeResult:
-    probe: str
-    scenario: str
-    verdict: str
-    reason: str
-    observations: list[Observation] = field(default_factory=list)
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be probed, or None. The message never repeats a password the URL holds."""
+    shown = repr(scrub_text(url))
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port out of range)
+    except ValueError as err:
+        return f"{shown} is not a usable URL ({err})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{shown} is not an http:// or https:// URL with a host; write e.g. http://127.0.0.1:8080"
+    return None
 
 
-@dataclass
-class Report:
-    url: str
-    probes: list[ProbeResult]
-
-    @property
-    def verdict(self) -> str:
-        verdicts = {probe.verdict for probe in self.probes}
-        return "dishonest" if "dishonest" in verdicts else "unknown" if "unknown" in verdicts else "honest"
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
-
-    @property
-    def summary(self) -> str:
-        if self.verdict == "dishonest":
-            return f"{self.url}: a reply cut off at max_output_tokens is reported as 'completed'."
-        if self.verdict == "honest":
-            return (f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
-                    "(reason 'max_output_tokens').")
-        reasons = "; ".join(f"{p.probe}: {p.reason}" for p in self.probes if p.verdict == "unknown")
-        return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}."
-
-    def lines(self) -> list[str]:
-        return [*(obs.line for probe in self.probes for obs in probe.observations), self.summary]
-
-    def to_dict(self) -> dict:
-        return {"url": self.url, "verdict": self.verdict, "exit_code": self.exit_code, "summary": self.summary,
-                "probes": [asdict(probe) for probe in self.probes]}
+def _shown_query(query: str) -> str:
+    """The query with the value of each parameter named like a secret (key, token, ...) hidden."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(name, REDACTED if is_secret_header(name) else value) for name, value in pairs])
 
 
-def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
-    """The Responses request and its chat twin as the recorder sent them. The catalogue, not the
-    cassette, keeps their key order, which llama-server's prompt depends on."""
-    catalogue = load_catalogue(PROBE_CATALOGUES.get(probe, "default"))
-    entry = next(entry for entry in catalogue if entry.name == scenario)
-    responses, chat = [p.json for p in entry.planned() if p.json.get("stream") is stream]
-    bodies = dict(responses), dict(chat)
-    if model is not None:
-        for body in bodies:
-            body["model"] = model
-    return bodies
+@dataclass(frozen=True)
+class Target:
+    """A server's base URL as ``check`` uses it: a user:password in it is sent as Basic auth and
+    its ``?query`` on every request, as curl does; ``shown`` is the URL with both kept safe to
+    print. A trailing ``/v1`` is dropped: the probes add it."""
 
+    scheme: str
+    host: str
+    port: int | None
+    prefix: str
+    query: str
+    authorization: str | None
+    shown: str
+
+    @classmethod
+    def parse(cls, url: str) -> Target:
+        """Raises ValueError (its message safe to print) for a URL that ``url_problem`` refuses."""
+        problem = url_problem(url)
+        if problem:
+            raise ValueError(problem)
+        parts = urlsplit(url)
+        prefix = parts.path.rstrip("/").removesuffix("/v1").rstrip("/")
+        authorization = None
+        if parts.username or parts.password:
+            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+            authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        shown = f"{parts.scheme}://{REDACTED + '@' if authorization else ''}{parts.netloc.rpartition('@')[2]}{prefix}"
+        if parts.query:
+            shown += ("" if prefix else "/") + "?" + _shown_query(parts.query)
+        return cls(parts.scheme, parts.hostname, parts.port, prefix, parts.query, authorization, scrub_text(shown))
+
+    def path(self, path: str) -> str:
+        """The request target for ``path`` (e.g. /v1/responses) under this base URL."""
+        return self.prefix + path + (f"?{self.query}" if self.query else "")
+
+
+# --- Reading a reply: one deadline for the whole exchange, a cap on its size ---
 
 class _DeadlineReader(io.RawIOBase):
     """A socket's reads, each given only what is left of one deadline, and capped in total, so
@@ -126,7 +147,7 @@ class _DeadlineReader(io.RawIOBase):
     def readinto(self, buffer) -> int:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
-            raise socket.timeout("deadline passed")
+            raise TimeoutError("deadline passed")
         self.sock.settimeout(remaining)
         count = self.sock.recv_into(buffer)
         self.total += count
@@ -153,55 +174,152 @@ class _DeadlineSocket:
         return io.BufferedReader(_DeadlineReader(self.sock, self.deadline, self.cap))
 
     def close(self) -> None:
-        self.sock.close()
+        # http.client "closes" the connection as soon as it sees `Connection: close` (llama-server
+        # sends it on every reply), before the body is read: the socket must stay open for the
+        # response, which reads through makefile(). fetch() closes the real socket when done.
+        pass
 
 
-def _post(url: str, path: str, body: dict, timeout: float) -> bytes:
-    """POST ``body``; the whole exchange (connect, send, headers, body) has ``timeout`` seconds."""
-    parts = urlsplit(url)
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+class Reply(NamedTuple):
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+
+def fetch(target: Target, method: str, path: str, body: dict | None = None, *, timeout: float,
+          max_bytes: int | None = None) -> Reply:
+    """One request; the whole exchange (connect, send, headers, body) has ``timeout`` seconds and
+    reads at most ``max_bytes`` (default MAX_REPLY_BYTES). Anything that is not a complete HTTP
+    reply raises ProbeFailed, with a one-line reason that names no credential."""
+    max_bytes = MAX_REPLY_BYTES if max_bytes is None else max_bytes
+    connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
     deadline = time.monotonic() + timeout
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout)
-    full_path = parts.path.rstrip("/") + path
+    connection = connection_class(target.host, target.port, timeout=timeout)
+    request_target = target.path(path)
+    shown = f"{method} {target.prefix + path}"
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    if target.authorization:
+        headers["Authorization"] = target.authorization
+    raw = None
     try:
         connection.connect()
-        connection.sock = _DeadlineSocket(connection.sock, deadline, MAX_REPLY_BYTES)
-        connection.request("POST", full_path, body=json.dumps(body), headers={"Content-Type": "application/json"})
+        raw = connection.sock
+        connection.sock = _DeadlineSocket(raw, deadline, max_bytes)
+        connection.request(method, request_target, body=None if body is None else json.dumps(body), headers=headers)
         response = connection.getresponse()
         payload = response.read()
-    except (socket.timeout, TimeoutError):
-        raise ProbeFailed(f"no complete answer from POST {full_path} within {timeout:g} s") from None
+    except TimeoutError:  # socket.timeout is TimeoutError
+        raise ProbeFailed(f"no complete answer from {shown} within {timeout:g} s") from None
     except _TooLarge:
-        raise ProbeFailed(f"POST {full_path} answered more than {MAX_REPLY_BYTES} bytes; stopped reading") from None
+        raise ProbeFailed(f"{shown} answered more than {max_bytes} bytes; stopped reading") from None
     except http.client.HTTPException as err:
         what = type(err).__name__
         detail = " ".join(str(err).split())[:120]
-        raise ProbeFailed(f"POST {full_path} answered malformed HTTP ({what}{': ' + detail if detail else ''})") from None
+        raise ProbeFailed(f"{shown} answered malformed HTTP ({what}{': ' + detail if detail else ''})") from None
     except OSError as err:
-        raise ProbeFailed(f"cannot reach {url} ({err.strerror or err})") from None
+        raise ProbeFailed(f"cannot reach {target.shown} ({err.strerror or err})") from None
     finally:
         connection.close()
-    if response.status != 200:
-        raise ProbeFailed(f"POST {full_path} answered HTTP {response.status}: {payload[:200].decode(errors='replace')!r}")
-    return payload
+        if raw is not None:
+            raw.close()
+    return Reply(response.status, response.headers, payload)
+
+
+# --- JSON as RFC 8259 has it ---
+
+class StrictJSONError(ValueError):
+    """JSON that Python's parser takes but RFC 8259 does not: NaN, Infinity, a number out of
+    range, a key twice in one object."""
+
+
+def _no_constant(name: str):
+    raise StrictJSONError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _unique_keys(pairs: list) -> dict:
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise StrictJSONError(f"the key {key[:40]!r} appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
+def strict_json(text: str | bytes):
+    """The value of ``text`` if RFC 8259 accepts it; StrictJSONError for what it rejects and
+    Python would take (so that no verdict rests on a key one parser reads first and another
+    last); another ValueError for what is not JSON at all, or nested too deeply to read."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
+# --- One probe: the requests, and what came back ---
+
+class StreamEvent(NamedTuple):
+    name: str | None  # the SSE `event:` line
+    data: dict
+
+
+def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
+    """The Responses request and its chat twin as the recorder sent them. The catalogue, not the
+    cassette, keeps their key order, which llama-server's prompt depends on."""
+    catalogue = load_catalogue(PROBE_CATALOGUES.get(probe, "default"))
+    entry = next(entry for entry in catalogue if entry.name == scenario)
+    responses, chat = [p.json for p in entry.planned() if p.json.get("stream") is stream]
+    bodies = dict(responses), dict(chat)
+    if model is not None:
+        for body in bodies:
+            body["model"] = model
+    return bodies
+
+
+def _post(target: Target, path: str, body: dict, timeout: float) -> bytes:
+    reply = fetch(target, "POST", path, body, timeout=timeout)
+    if reply.status != 200:
+        raise ProbeFailed(f"POST {path} answered HTTP {reply.status}: {reply.body[:200].decode(errors='replace')!r}")
+    return reply.body
+
+
+def _rejected(path: str, err: StrictJSONError) -> ProbeFailed:
+    return ProbeFailed(f"POST {path} answered JSON that RFC 8259 rejects ({err}), so no verdict can rest on it")
 
 
 def _json(payload: bytes, path: str) -> dict:
     try:
-        data = json.loads(payload)
-    except (ValueError, RecursionError):
+        data = strict_json(payload)
+    except StrictJSONError as err:
+        raise _rejected(path, err) from None
+    except ValueError:
         raise ProbeFailed(f"POST {path} answered something that is not JSON: {payload[:80].decode(errors='replace')!r}") from None
     if not isinstance(data, dict):
         raise ProbeFailed(f"POST {path} answered JSON that is not an object")
     return data
 
 
-def _stream_events(payload: bytes, path: str) -> list[dict]:
+def _stream_events(payload: bytes, path: str) -> list[StreamEvent]:
     try:
-        events = [event.json() for event in sse.parse_stream(payload)]
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        blocks = sse.parse_stream(payload)
+    except ValueError:  # UnicodeDecodeError
         raise ProbeFailed(f"POST {path} with stream=true answered events that are not UTF-8 JSON") from None
-    events = [event for event in events if isinstance(event, dict)]
+    events = []
+    for block in blocks:
+        try:
+            data = strict_json(block.data)
+        except StrictJSONError as err:
+            raise _rejected(path, err) from None
+        except ValueError:
+            continue  # not JSON at all: chat's `data: [DONE]`, a comment
+        if isinstance(data, dict):
+            events.append(StreamEvent(block.name, data))
     if not events:
         raise ProbeFailed(f"POST {path} with stream=true answered no JSON server-sent events")
     return events
@@ -256,8 +374,8 @@ def _finish_reason(chat: dict) -> str | None:
     return _reason(choices[0].get("finish_reason"))
 
 
-def _stream_finish_reason(events: list[dict]) -> str | None:
-    reasons = [c.get("finish_reason") for e in events for c in _choices(e, CHAT_PATH) if c.get("finish_reason")]
+def _stream_finish_reason(events: list[StreamEvent]) -> str | None:
+    reasons = [c.get("finish_reason") for e in events for c in _choices(e.data, CHAT_PATH) if c.get("finish_reason")]
     return _reason(reasons[-1]) if reasons else None
 
 
@@ -267,17 +385,40 @@ def _reason(value) -> str | None:
     return value
 
 
-def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
+@dataclass
+class Seen:
+    """The cut reply a probe judges: the response (in a stream, the one its last event carries),
+    and for a stream that last event and the arguments each arguments.done event carried."""
+
+    response: dict
+    terminal: StreamEvent | None = None
+    arguments_done: dict = field(default_factory=dict)  # item_id -> arguments
+
+
+@dataclass
+class Observation:
+    """What one request got back: one line of the report."""
+
+    endpoint: str
+    stream: bool
+    limit: int
+    line: str
+    fields: dict = field(default_factory=dict)
+
+
+def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]:
     limit = body.get("max_output_tokens")
     head = f"{RESPONSES_PATH} max_output_tokens={limit}" + (" stream" if body.get("stream") else "")
-    payload = _post(url, RESPONSES_PATH, body, timeout)
+    payload = _post(target, RESPONSES_PATH, body, timeout)
     if body.get("stream"):
         events = _stream_events(payload, RESPONSES_PATH)
         terminal = events[-1]
-        response = _response_object(terminal.get("response"), RESPONSES_PATH + " (its last event)")
+        response = _response_object(terminal.data.get("response"), RESPONSES_PATH + " (its last event)")
+        done = {e.data.get("item_id"): e.data.get("arguments") for e in events
+                if e.data.get("type") == "response.function_call_arguments.done"}
+        seen = Seen(response, terminal, done)
         calls = _function_calls(response)
-        done = {e.get("item_id") for e in events if e.get("type") == "response.function_call_arguments.done"}
-        fields = {"terminal_event": terminal.get("type"), "status": response.get("status"),
+        fields = {"terminal_event": terminal.data.get("type"), "status": response.get("status"),
                   "incomplete_details": response.get("incomplete_details"),
                   "function_calls": len(calls), "function_calls_with_arguments_done": sum(c.get("id") in done for c in calls)}
         line = (f"{head}: last event={fields['terminal_event']!r} status={fields['status']!r} "
@@ -286,6 +427,7 @@ def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
             line += f" function_call_arguments.done for {fields['function_calls_with_arguments_done']} of {len(calls)} calls"
     else:
         response = _response_object(_json(payload, RESPONSES_PATH), RESPONSES_PATH)
+        seen = Seen(response)
         fields = {"status": response.get("status"), "incomplete_details": response.get("incomplete_details"),
                   "output_tokens": (response.get("usage") or {}).get("output_tokens")}
         line = f"{head}: status={fields['status']!r} incomplete_details={fields['incomplete_details']!r}"
@@ -302,12 +444,12 @@ def _observe_responses(url, body, timeout, probe) -> tuple[dict, Observation]:
             line += (f" function_call status={fields['function_call_status']!r} arguments="
                      f"{fields['arguments']!r} ({'parse' if fields['arguments_parse'] else 'do not parse'} as JSON)")
         line += f" output_tokens={fields['output_tokens']}"
-    return response, Observation(RESPONSES_PATH, bool(body.get("stream")), limit, line, fields)
+    return seen, Observation(RESPONSES_PATH, bool(body.get("stream")), limit, line, fields)
 
 
-def _observe_chat(url, body, timeout) -> Observation:
+def _observe_chat(target, body, timeout) -> Observation:
     limit = body.get("max_tokens")
-    payload = _post(url, CHAT_PATH, body, timeout)
+    payload = _post(target, CHAT_PATH, body, timeout)
     if body.get("stream"):
         reason = _stream_finish_reason(_stream_events(payload, CHAT_PATH))
     else:
@@ -317,67 +459,257 @@ def _observe_chat(url, body, timeout) -> Observation:
                        {"finish_reason": reason})
 
 
-def _judge(response: dict, twin_reason: str | None, probe: str) -> tuple[str, str]:
+# --- Judging a cut reply, aspect by aspect ---
+
+@dataclass
+class Aspect:
+    """One aspect of a cut reply: what it said (``seen``), the verdict, and why."""
+
+    name: str
+    verdict: str  # honest, dishonest, wrong, not applicable
+    seen: str
+    why: str
+
+    @property
+    def line(self) -> str:
+        return f"  {self.verdict:<9} {ASPECTS[self.name]}: {self.seen} ({self.why})"
+
+
+_ABSENT = object()
+
+
+def _judge_status(response: dict) -> Aspect:
+    status = response.get("status")
+    if status == "incomplete":
+        return Aspect("status", "honest", repr(status), "the reply was cut")
+    if status == "completed":
+        return Aspect("status", "dishonest", repr(status), "says the reply finished")
+    return Aspect("status", "wrong", repr(status), "neither 'incomplete' nor 'completed'")
+
+
+def _judge_reason(response: dict) -> Aspect:
+    details = response.get("incomplete_details", _ABSENT)
+    name = "incomplete_details.reason"
+    if details is _ABSENT or details is None:
+        seen = "absent" if details is _ABSENT else "incomplete_details is null"
+        return Aspect(name, "wrong", seen, "nothing says the reply was cut at max_output_tokens")
+    reason = details.get("reason")
+    if reason == "max_output_tokens":
+        return Aspect(name, "honest", repr(reason), "names the limit that cut the reply")
+    return Aspect(name, "wrong", repr(reason), "not 'max_output_tokens', the limit that cut the reply")
+
+
+def _judge_cut_item(response: dict) -> Aspect:
+    """The cut falls in the last item (the one being generated); an item before it finished,
+    and may say so."""
+    name = "cut_item.status"
+    output = response.get("output") or []
+    if not output:
+        return Aspect(name, NOT_APPLICABLE, "no output item", "the reply holds no item that could be cut")
+    item = output[-1]
+    kind, status = item.get("type"), item.get("status", _ABSENT)
+    seen = f"the last item ({kind!r}) says " + ("nothing" if status is _ABSENT else repr(status))
+    if status == "incomplete":
+        return Aspect(name, "honest", seen, "the item being generated was cut")
+    if status == "completed":
+        return Aspect(name, "dishonest", seen, "says the item being generated finished")
+    return Aspect(name, "wrong", seen, "neither 'incomplete' nor 'completed'")
+
+
+def _judge_completed_at(response: dict) -> Aspect:
+    value = response.get("completed_at", _ABSENT)
+    if value is _ABSENT or value is None:
+        return Aspect("completed_at", "honest", "absent" if value is _ABSENT else "null", "no completion time is claimed")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Aspect("completed_at", "dishonest", repr(value), "a completion time for a reply that did not complete")
+    return Aspect("completed_at", "wrong", f"{value!r:.40}", "neither null nor a time")
+
+
+def _judge_terminal(seen: Seen) -> Aspect:
+    name = "terminal_event"
+    if seen.terminal is None:
+        return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream has one")
+    kind = seen.terminal.data.get("type")
+    names = {kind} | ({seen.terminal.name} if seen.terminal.name is not None else set())
+    shown = repr(kind) if names == {kind} else f"event: {seen.terminal.name!r} with type {kind!r}"
+    status = seen.response.get("status")
+    if "response.completed" in names:
+        why = "a client that switches on the event type takes the reply as finished"
+        if status == "incomplete":
+            shown += " carrying a response whose status is 'incomplete'"
+            why += " (the hybrid terminal event)"
+        return Aspect(name, "dishonest", shown, why)
+    if names == {"response.incomplete"}:
+        return Aspect(name, "honest", shown, "the stream ends as a cut reply's stream does")
+    return Aspect(name, "wrong", shown, "a cut stream ends with response.incomplete")
+
+
+def _judge_arguments_done(seen: Seen) -> Aspect:
+    name = "function_call_arguments.done"
+    output = seen.response.get("output") or []
+    if seen.terminal is None:
+        return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream sends it")
+    if not output or output[-1].get("type") != "function_call":
+        return Aspect(name, NOT_APPLICABLE, "no cut function call", "only a cut call needs it")
+    call = output[-1]
+    if call.get("id") not in seen.arguments_done:
+        return Aspect(name, "wrong", f"none for the cut call {call.get('id')!r}",
+                      "the streaming protocol sends it for every call, cut or finished")
+    sent = seen.arguments_done[call.get("id")]
+    if sent != call.get("arguments"):
+        return Aspect(name, "wrong", f"{sent!r:.60} against the item's {call.get('arguments')!r:.60}",
+                      "it carries other arguments than the call")
+    return Aspect(name, "honest", f"sent for the cut call, with its arguments {sent!r:.60}",
+                  "the cut call's arguments as generated")
+
+
+def judge_aspects(seen: Seen) -> list[Aspect]:
+    """Every aspect of a reply cut at max_output_tokens, each judged on its own."""
+    response = seen.response
+    return [_judge_status(response), _judge_reason(response), _judge_cut_item(response),
+            _judge_completed_at(response), _judge_terminal(seen), _judge_arguments_done(seen)]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A way another server misreports a cut, recognised by the verdicts of its aspects."""
+
+    name: str
+    servers: str
+    fits: Callable[[dict[str, str]], bool]  # aspect name -> verdict
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.servers})"
+
+
+VARIANTS = (
+    Variant("status 'completed'", "stock llama-server; Ollama, ollama/ollama PR 17239",
+            lambda verdict: verdict["status"] == "dishonest"),
+    Variant("'incomplete' at the top but 'completed' on the cut item", "vLLM, vllm-project/vllm issue 57998",
+            lambda verdict: verdict["status"] == "honest" and verdict["cut_item.status"] == "dishonest"),
+    Variant("the hybrid terminal event, response.completed carrying an incomplete response",
+            "vLLM's stream; aimock",
+            lambda verdict: verdict["status"] == "honest" and verdict["terminal_event"] == "dishonest"),
+)
+
+
+@dataclass
+class ProbeResult:
+    probe: str
+    scenario: str
+    verdict: str
+    reason: str
+    observations: list[Observation] = field(default_factory=list)
+    aspects: list[Aspect] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)
+
+    def failing(self, verdict: str) -> list[Aspect]:
+        return [aspect for aspect in self.aspects if aspect.verdict == verdict]
+
+    def lines(self) -> list[str]:
+        return [*(obs.line for obs in self.observations),
+                *(aspect.line for aspect in self.aspects if aspect.verdict != NOT_APPLICABLE),
+                *(f"  known variant: {variant}" for variant in self.variants)]
+
+
+def _listed(aspects: list[Aspect]) -> str:
+    return ", ".join(f"{ASPECTS[aspect.name]} ({aspect.seen})" for aspect in aspects)
+
+
+def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, list[Aspect], list[str]]:
+    """The probe's verdict, its reason, the aspects judged and the variants they fit."""
+    response = seen.response
     if probe == "reasoning" and not _reasoning_items(response):
         return "unknown", ("the reply carries no reasoning item, so the server did not think and this probe cannot "
                            "tell how it reports a cut inside reasoning (llama-server thinks only with a reasoning "
-                           "chat template, e.g. scripts/llama-server.sh run --setup smollm2-135m-forced-thinking)")
+                           "chat template, e.g. scripts/llama-server.sh run --setup smollm2-135m-forced-thinking)"), [], []
     if twin_reason != "length":
         return "unknown", (f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
-                           "inside the limit, so this probe proves nothing")
-    # The cut falls in the last item (a function call or reasoning being generated); an item before
-    # it finished, and says so rightly.
-    items = [item for item in (response.get("output") or [])[-1:] if item.get("type") in ("function_call", "reasoning")]
-    statuses = [response.get("status")] + [item.get("status") for item in items]
-    if "completed" in statuses:
-        return "dishonest", "the chat twin says 'length' but /v1/responses says 'completed'"
-    details = response.get("incomplete_details") or {}
-    if response.get("status") == "incomplete" and details.get("reason") == "max_output_tokens":
-        return "honest", "reported as 'incomplete' with reason 'max_output_tokens'"
-    return "unknown", f"status={response.get('status')!r} incomplete_details={response.get('incomplete_details')!r}"
+                           "inside the limit, so this probe proves nothing"), [], []
+    aspects = judge_aspects(seen)
+    verdicts = {aspect.name: aspect.verdict for aspect in aspects}
+    variants = [str(variant) for variant in VARIANTS if variant.fits(verdicts)]
+    dishonest = [a for a in aspects if a.verdict == "dishonest"]
+    wrong = [a for a in aspects if a.verdict == "wrong"]
+    if dishonest:
+        reason = f"the chat twin says 'length' but the reply is reported as finished by: {_listed(dishonest)}"
+        return "dishonest", reason + (f"; also wrong: {_listed(wrong)}" if wrong else ""), aspects, variants
+    if not wrong:
+        return "honest", "reported as 'incomplete' with reason 'max_output_tokens'", aspects, variants
+    return "unknown", f"not reported as finished, but not fully as cut either: {_listed(wrong)}", aspects, variants
 
 
-def _probe_one(url: str, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
+def _probe_one(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
     stream = probe == "stream"
     responses_body, chat_body = _recorded_requests(probe, scenario, stream, model)
     result = ProbeResult(probe, scenario, "unknown", "")
     try:
-        response, observed = _observe_responses(url, responses_body, timeout, probe)
+        seen, observed = _observe_responses(target, responses_body, timeout, probe)
         result.observations.append(observed)
-        twin = _observe_chat(url, chat_body, timeout)
+        twin = _observe_chat(target, chat_body, timeout)
         result.observations.append(twin)
+        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin.fields["finish_reason"], probe)
     except ProbeFailed as failure:
         result.reason = str(failure)
-        return result
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:  # a shape nothing above foresaw
         result.reason = f"the server's reply has a shape the probe cannot read ({type(err).__name__}: {err})"
-        return result
-    result.verdict, result.reason = _judge(response, twin.fields["finish_reason"], probe)
+        result.aspects, result.variants = [], []
     return result
 
 
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be probed, or None. The message never repeats a password the URL holds."""
-    shown = repr(scrub_text(url))
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (raises ValueError for a port out of range)
-    except ValueError as err:
-        return f"{shown} is not a usable URL ({err})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{shown} is not an http:// or https:// URL with a host; write e.g. http://127.0.0.1:8080"
-    return None
+@dataclass
+class Report:
+    url: str  # as it may be printed: no credential
+    probes: list[ProbeResult]
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {probe.verdict for probe in self.probes}
+        return "dishonest" if "dishonest" in verdicts else "unknown" if "unknown" in verdicts else "honest"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def _named(self, verdict: str) -> str:
+        """The aspects with this verdict in any probe, each named once, in the order they are judged."""
+        names = {aspect.name for probe in self.probes for aspect in probe.failing(verdict)}
+        return ", ".join(label for name, label in ASPECTS.items() if name in names)
+
+    @property
+    def summary(self) -> str:
+        if self.verdict == "dishonest":
+            summary = (f"{self.url}: a reply cut off at max_output_tokens is reported as finished by: "
+                       f"{self._named('dishonest')}")
+            wrong = self._named("wrong")
+            summary += f"; also wrong: {wrong}" if wrong else ""
+            variants = list(dict.fromkeys(variant for probe in self.probes for variant in probe.variants))
+            return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".")
+        if self.verdict == "honest":
+            return (f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
+                    "(reason 'max_output_tokens').")
+        reasons = "; ".join(f"{p.probe}: {p.reason}" for p in self.probes if p.verdict == "unknown")
+        return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}."
+
+    def lines(self) -> list[str]:
+        return [*(line for probe in self.probes for line in probe.lines()), self.summary]
+
+    def to_dict(self) -> dict:
+        return {"url": self.url, "verdict": self.verdict, "exit_code": self.exit_code, "summary": self.summary,
+                "probes": [asdict(probe) for probe in self.probes]}
 
 
 def run(url: str, probes=("text",), model: str | None = None, timeout: float = 60.0) -> Report:
     """Probe ``url`` (a server base URL, with or without ``/v1``) and return the report."""
-    url = url.rstrip("/").removesuffix("/v1")
     chosen = ALL_PROBES if "all" in probes else tuple(probes)
     unknown = set(chosen) - set(PROBES)
     if unknown:
         raise ValueError(f"unknown probe {', '.join(sorted(unknown))}; use {', '.join(PROBES)} or all")
-    problem = url_problem(url)
-    results = [ProbeResult(probe, scenario, "unknown", problem) if problem
-               else _probe_one(url, probe, scenario, model, timeout)
+    try:
+        target = Target.parse(url)
+    except ValueError as problem:
+        return Report(scrub_text(url), [ProbeResult(probe, scenario, "unknown", str(problem))
+                                        for probe in chosen for scenario in PROBE_SCENARIOS[probe]])
+    results = [_probe_one(target, probe, scenario, model, timeout)
                for probe in chosen for scenario in PROBE_SCENARIOS[probe]]
-    return Report(url, results)
+    return Report(target.shown, results)

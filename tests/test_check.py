@@ -20,20 +20,41 @@ def _check(url, *args):
     return subprocess.run([*MOCKLLAMA, "check", url, *args], capture_output=True, text=True, timeout=120)
 
 
+STOCK = "Known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)."
+
+
 @pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
 def test_buggy_exits_1(server, probe):
     result = _check(f"{server.url}/buggy", "--probe", probe)
     assert result.returncode == 1, result.stdout
-    assert f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as 'completed'." in result.stdout
+    summary = result.stdout.splitlines()[-1]
+    assert summary.startswith(f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished "
+                              "by: status, cut item status, ")
+    assert summary.endswith(STOCK)
 
 
-def test_buggy_text_prints_the_two_lines_of_the_write_up(server):
+def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server):
     lines = _check(f"{server.url}/buggy").stdout.splitlines()
     assert lines == [
         "/v1/responses max_output_tokens=8: status='completed' incomplete_details=None output_tokens=8",
         "/v1/chat/completions max_tokens=8: finish_reason='length'",
-        f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as 'completed'.",
+        "  dishonest status: 'completed' (says the reply finished)",
+        "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
+        ("  dishonest cut item status: the last item ('message') says 'completed' "
+         "(says the item being generated finished)"),
+        "  dishonest completed_at: 1796055997 (a completion time for a reply that did not complete)",
+        "  known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)",
+        (f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: status, cut item "
+         f"status, completed_at; also wrong: incomplete_details.reason. {STOCK}"),
     ]
+
+
+def test_buggy_names_every_aspect_across_the_probes(server):
+    """Stock llama-server gets every aspect wrong somewhere: all six are named."""
+    summary = _check(f"{server.url}/buggy", "--probe", "all").stdout.splitlines()[-1]
+    assert summary == (f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: "
+                       "status, cut item status, completed_at, terminal event; also wrong: "
+                       f"incomplete_details.reason, function_call_arguments.done. {STOCK}")
 
 
 def test_buggy_tool_and_stream_report_what_they_saw(server):
@@ -123,6 +144,12 @@ def test_json_output_parses_and_carries_the_exit_codes_verdict(server, behaviour
     assert text["output_tokens"] == 8 and text["status"] == ("completed" if code else "incomplete")
     tool = report["probes"][1]["observations"][0]["fields"]
     assert tool["arguments_parse"] is False
+    for probe in report["probes"]:
+        assert [aspect["name"] for aspect in probe["aspects"]] == [
+            "status", "incomplete_details.reason", "cut_item.status", "completed_at", "terminal_event",
+            "function_call_arguments.done"]
+        assert set(probe["aspects"][0]) == {"name", "verdict", "seen", "why"}
+    assert report["probes"][0]["aspects"][0]["verdict"] == ("dishonest" if code else "honest")
 
 
 def test_json_output_for_an_unreachable_server():

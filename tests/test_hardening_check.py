@@ -5,12 +5,15 @@ broken. Exit 1 stays reserved for a well-formed reply that says 'completed' agai
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
+from urllib.parse import quote
 
 import pytest
 from aiohttp import web
 from click.testing import CliRunner
+from doubles import basic_auth, long_reply
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -195,3 +198,91 @@ def test_any_answer_gives_exit_0_1_or_2_and_1_only_when_earned(hostile, response
     line = report.summary
     assert "\n" not in line
     json.dumps(report.to_dict())  # --json can always print it
+
+
+# Issue 27 item 2: llama-server's `Connection: close`, on a reply past http.client's first 8 KiB
+
+def test_a_long_reply_with_connection_close_is_read_to_the_end(server):
+    with BackgroundServer(long_reply.create_app(server.url)) as double:
+        reply = check.fetch(check.Target.parse(double.url), "POST", "/v1/responses",
+                            {"model": "text-cut-8", "input": "x", "max_output_tokens": 8}, timeout=30)
+        result = _cli(double.url, "--probe", "all", "--timeout", "30")
+    assert reply.headers["Connection"] == "close" and len(reply.body) > 16 * 1024
+    assert json.loads(reply.body)["status"] == "incomplete"
+    assert result.exit_code == 0, result.output  # b518762: exit 2, "cannot reach ... (Bad file descriptor)"
+    assert "Bad file descriptor" not in result.output
+
+
+# Issue 27 item 13: credentials and a query in the URL are sent, and never printed
+
+def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
+    app = basic_auth.create_app(server.url)
+    with BackgroundServer(app) as proxy:
+        url = f"http://{basic_auth.USER}:{quote(basic_auth.PASSWORD, safe='')}@127.0.0.1:{proxy.port}/?key={basic_auth.KEY}"
+        text = _cli(url, "--probe", "all")
+        as_json = _cli(url, "--json")
+    assert text.exit_code == 1, text.output  # the stock llama-server behind the proxy was reached and judged
+    assert as_json.exit_code == 1 and json.loads(as_json.output)["url"] == f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED"
+    assert text.output.splitlines()[-1].startswith(
+        f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED: a reply cut off at max_output_tokens is reported as finished")
+    for output in (text.output, as_json.output):
+        for secret in ("s3cr", quote(basic_auth.PASSWORD, safe=""), basic_auth.KEY):
+            assert secret not in output
+    authorization = "Basic " + base64.b64encode(f"{basic_auth.USER}:{basic_auth.PASSWORD}".encode()).decode()
+    assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * 10  # 4 probes, then 1, with twins
+
+
+@pytest.mark.parametrize("url", ["http://bob:hunter2@127.0.0.1:1/", "http://127.0.0.1:1/v1?api_key=hunter2&v=1",
+                                 "http://bob:hunter2@[::1"])
+def test_a_password_in_a_url_that_fails_is_not_printed_either(url):
+    for args in ((), ("--json",)):
+        result = _cli(url, *args)
+        assert result.exit_code == 2 and "hunter2" not in result.output, result.output
+
+
+def test_a_query_without_secrets_is_printed_as_sent():
+    target = check.Target.parse("http://127.0.0.1:8080/base/v1/?api-version=2024-10&x=%2F")
+    assert target.shown == "http://127.0.0.1:8080/base?api-version=2024-10&x=%2F"
+    assert target.path("/v1/responses") == "/base/v1/responses?api-version=2024-10&x=%2F"  # the query as written
+
+
+# Issue 27 item 18: JSON that RFC 8259 rejects is "can't tell", never a verdict
+
+RFC_8259 = {
+    "nan": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": NaN}}')},
+            "NaN is not JSON"),
+    "infinity": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "x": -Infinity}')},
+                 "-Infinity is not JSON"),
+    "1e999": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": 1e999}}')},
+              "the number 1e999 is out of range"),
+    "duplicate-status": ({"responses": ("json", 200, b'{"status": "incomplete", "incomplete_details": {"reason": '
+                                                      b'"max_output_tokens"}, "output": [], "status": "completed"}')},
+                         "the key 'status' appears twice in one object"),
+    "duplicate-finish-reason": ({"chat": ("json", 200, b'{"choices": [{"finish_reason": "stop", '
+                                                       b'"finish_reason": "length"}]}')},
+                                "the key 'finish_reason' appears twice in one object"),
+    "stream-nan": ({"responses": ("sse", 200, [b'data: {"type": "response.completed", "response": {"status": '
+                                               b'"completed", "output": [], "completed_at": NaN}}\n\n']),
+                    "chat": ("sse", 200, [{"choices": [{"finish_reason": "length"}]}])}, "NaN is not JSON"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RFC_8259))
+def test_json_that_rfc_8259_rejects_is_cant_tell(hostile, case):
+    answers, words = RFC_8259[case]
+    hostile.answers = {"responses": ("json", 200, COMPLETED), "chat": ("json", 200, HONEST_TWIN), **answers}
+    probe = "stream" if answers.get("responses", ("json",))[0] == "sse" else "text"
+    result = _cli(hostile.server.url, "--probe", probe, "--timeout", "10")
+    assert result.exit_code == 2, result.output  # b518762: exit 1, a verdict on what a parser guessed
+    summary = result.output.strip().splitlines()[-1]
+    assert "can't tell" in summary and "RFC 8259 rejects" in summary and words in summary, summary
+
+
+def test_strict_json_takes_what_rfc_8259_takes():
+    assert check.strict_json('{"a": [1, 2.5, -0.0, 1e300, "NaN", true, null], "b": {"a": 1}}') == {
+        "a": [1, 2.5, -0.0, 1e300, "NaN", True, None], "b": {"a": 1}}
+    with pytest.raises(check.StrictJSONError):
+        check.strict_json('{"a": 1, "a": 1}')
+    with pytest.raises(ValueError) as raised:
+        check.strict_json("[DONE]")
+    assert not isinstance(raised.value, check.StrictJSONError)
