@@ -483,17 +483,27 @@ def check(url, probe, model, as_json, timeout) -> None:
     """Tell whether URL reports a reply cut off by max_output_tokens as cut off.
 
     Sends requests that cannot finish within their limit to URL/v1/responses, and their twins
-    to URL/v1/chat/completions, then compares. URL is the server's base URL, e.g.
-    http://127.0.0.1:8080 or http://127.0.0.1:18090/buggy.
+    to URL/v1/chat/completions, then judges each aspect of the cut reply on its own: status,
+    incomplete_details.reason, the cut item's status, completed_at, and in a stream the
+    terminal event and the cut call's function_call_arguments.done. The verdict names the
+    aspects that fail, and the variant when one seen in another server fits. URL is the
+    server's base URL, e.g. http://127.0.0.1:8080 or http://127.0.0.1:18090/buggy; a
+    user:password in it is sent as Basic auth and a ?query with every request, and neither
+    is printed.
 
     \b
     Exit codes:
-      0  every cut-off reply is reported "incomplete" with reason "max_output_tokens"
-      1  a cut-off reply is reported "completed" (the llama-server bug)
-      2  can't tell: a bad URL, unreachable, an HTTP error, malformed HTTP, not JSON or
-         not the expected shape, a timeout, a reply over 8 MiB, a chat twin that
-         did not say "length" (the reply finished, which proves nothing), or, for
-         --probe reasoning, a reply with no reasoning item
+      0  every aspect of every cut-off reply reports the cut: "incomplete", reason
+         "max_output_tokens", the cut item "incomplete", no completed_at, a stream that
+         ends with response.incomplete and sends arguments.done for a cut call
+      1  an aspect says a cut-off reply finished: status or the cut item "completed", a
+         completed_at time, or a stream that ends with response.completed (the
+         llama-server bug, and the variants other servers ship)
+      2  can't tell: a bad URL, unreachable, an HTTP error, malformed HTTP, not JSON, JSON
+         that RFC 8259 rejects (NaN, 1e999, a key twice), not the expected shape, a
+         timeout, a reply over 8 MiB, a chat twin that did not say "length" (the reply
+         finished, which proves nothing), a reply that says neither (e.g. "incomplete"
+         without a reason), or, for --probe reasoning, a reply with no reasoning item
     """
     from mockllama.check import run
 
