@@ -1,22 +1,43 @@
-"""mockllama check against the real llama-server: it has the bug, so exit 1."""
+"""mockllama check against real llama-servers (issue 26 item 3, issue 27 item 2).
+
+Stock llama-server b11434 has the bug in every aspect somewhere: exit 1, and `--probe all` names
+all six. The patched build (patches/llama-server-responses-incomplete.patch) reports every
+aspect of every probe honestly: exit 0. And check reads a reply longer than 8 KiB from
+llama-server, which sends `Connection: close` on every reply.
+"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
+from mockllama import check, sse
+
 pytestmark = pytest.mark.live
+MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+ASPECTS = ["status", "incomplete_details.reason", "cut_item.status", "completed_at", "terminal_event",
+           "function_call_arguments.done"]
+H, D, W, NA = "honest", "dishonest", "wrong", "not applicable"
+STOCK = "Known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)."
 
 
-def test_check_finds_the_bug_in_llama_server(start_llama_server):
+def _check(url: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*MOCKLLAMA, "check", url, *args], capture_output=True, text=True, timeout=600)
+
+
+def _verdicts(report: dict) -> list[list[str]]:
+    assert [[aspect["name"] for aspect in probe["aspects"]] for probe in report["probes"]] == [ASPECTS] * 4
+    return [[aspect["verdict"] for aspect in probe["aspects"]] for probe in report["probes"]]
+
+
+def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server):
     server = start_llama_server()
     try:
-        text = subprocess.run([sys.executable, "-m", "mockllama", "check", server.url],
-                              capture_output=True, text=True, timeout=600)
-        every = subprocess.run([sys.executable, "-m", "mockllama", "check", server.url, "--probe", "all"],
-                               capture_output=True, text=True, timeout=600)
+        text = _check(server.url)
+        every = _check(server.url, "--probe", "all", "--json")
     finally:
         server.stop()
     print(text.stdout, every.stdout)
@@ -24,7 +45,54 @@ def test_check_finds_the_bug_in_llama_server(start_llama_server):
     lines = text.stdout.splitlines()
     assert lines[0].startswith("/v1/responses max_output_tokens=8: status='completed' incomplete_details=None")
     assert lines[1] == "/v1/chat/completions max_tokens=8: finish_reason='length'"
-    assert lines[2] == f"{server.url}: a reply cut off at max_output_tokens is reported as 'completed'."
-    assert every.returncode == 1
-    assert "last event='response.completed' status='completed'" in every.stdout
-    assert "function_call_arguments.done for 0 of 1 calls" in every.stdout
+    assert lines[2:5] == [
+        "  dishonest status: 'completed' (says the reply finished)",
+        "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
+        "  dishonest cut item status: the last item ('message') says 'completed' (says the item being generated finished)"]
+    assert lines[5].startswith("  dishonest completed_at: ")
+    assert lines[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, "
+                         f"cut item status, completed_at; also wrong: incomplete_details.reason. {STOCK}")
+    report = json.loads(every.stdout)
+    assert every.returncode == report["exit_code"] == 1
+    # text, tool, then streamed: the stream's last response has no completed_at; no arguments.done at all
+    assert _verdicts(report) == [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]]
+    assert report["summary"] == (
+        f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, cut item status, "
+        f"completed_at, terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. {STOCK}")
+
+
+def test_check_passes_against_the_patched_server(start_patched_llama_server):
+    server = start_patched_llama_server()
+    try:
+        every = _check(server.url, "--probe", "all")
+        as_json = _check(server.url, "--probe", "all", "--json")
+    finally:
+        server.stop()
+    print(every.stdout)
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert "status='incomplete' incomplete_details={'reason': 'max_output_tokens'}" in every.stdout
+    assert "last event='response.incomplete' status='incomplete'" in every.stdout
+    assert "function_call_arguments.done for 1 of 1 calls" in every.stdout
+    assert every.stdout.splitlines()[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as "
+                                             "'incomplete' (reason 'max_output_tokens').")
+    report = json.loads(as_json.stdout)
+    assert as_json.returncode == report["exit_code"] == 0
+    assert _verdicts(report) == [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, H, NA], [H, H, H, H, H, H]]
+
+
+def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
+    """llama-server sends `Connection: close`; http.client then closed the socket before the body
+    was read, and every read after its first 8 KiB failed (b518762: "Bad file descriptor")."""
+    server = start_llama_server()
+    body = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 200,
+            "temperature": 0, "stream": True}
+    try:
+        reply = check.fetch(check.Target.parse(server.url), "POST", "/v1/responses", body, timeout=600)
+    finally:
+        server.stop()
+    assert reply.status == 200 and reply.headers["Connection"].lower() == "close"
+    assert len(reply.body) > 16 * 1024, len(reply.body)
+    events = [event.json() for event in sse.parse_stream(reply.body)]
+    assert events[-1]["type"] == "response.completed"
+    deltas = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
+    assert deltas and deltas == events[-1]["response"]["output"][0]["content"][0]["text"]
