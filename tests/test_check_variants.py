@@ -16,7 +16,7 @@ import sys
 import pytest
 from doubles import aimock, hybrid_terminal, item_status, ollama
 
-from mockllama.background import BackgroundServer
+from mockllama.server.background import BackgroundServer
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 ASPECTS = ["status", "incomplete_details.reason", "cut_item.status", "completed_at", "terminal_event",

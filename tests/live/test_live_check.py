@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from mockllama import check, sse
+from mockllama import check
+from mockllama.wire import sse
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
