@@ -168,7 +168,9 @@ def test_python_api(server):
         check.run(server.url, probes=["nope"])
 
 
-def test_reasoning_probe_buggy_exits_1_and_fixed_exits_0(server):
+def test_reasoning_probe_buggy_exits_1_and_fixed_exits_0(start_server):
+    """The reasoning probe's prompt was recorded from the forced-thinking set-up: serve that one."""
+    server = start_server(setup="smollm2-135m-forced-thinking")
     buggy = check.run(server.url + "/buggy", probes=["reasoning"])
     assert buggy.exit_code == 1, buggy.summary
     assert "reasoning item status='completed' output_text=''" in buggy.lines()[0]
