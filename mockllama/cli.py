@@ -6,6 +6,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
 
@@ -102,7 +103,8 @@ def main() -> None:
 
 @main.command()
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind. Loopback unless you say so.")
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to bind. 0: a free port, named in the URL on the first line printed.")
 @click.option(
     "--behaviour",
     type=click.Choice(list(BEHAVIOURS)),
@@ -226,6 +228,10 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
     --record-to (and only it, with any --cassettes you add) is served then.
 
     \b
+    Once listening, the first line printed is the base URL alone, with the port really
+    bound (http://127.0.0.1:PORT), for a test setup that starts mockllama with --port 0.
+
+    \b
     Example:
       mockllama serve &
       curl -s localhost:18090/fixed/v1/responses \\
@@ -264,10 +270,18 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
     if not _is_loopback(host):
         click.echo(f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.",
                    err=True)
-    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+    try:
+        # --port 0: bind here, so the URLs printed name the port the system chose
+        where = {"sock": _bound_socket(host)} if port == 0 else {"host": host, "port": port}
+    except OSError as err:
+        click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
+        sys.exit(2)
+    bound = where["sock"].getsockname()[1] if port == 0 else port
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}"
 
     def listening(_aiohttp_banner: str) -> None:
         """run_app calls this once the socket is bound: only then are the URLs true."""
+        click.echo(base)  # first, alone: what a test setup reads to find the server
         click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {behaviour}")
         for name in BEHAVIOURS:
             click.echo(f"  {name + ':':7} {base}/{name}/v1")
@@ -284,10 +298,18 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
     raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
     access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
     try:
-        web.run_app(app, host=host, port=port, print=listening, **access)
+        web.run_app(app, print=listening, **where, **access)
     except OSError as err:
         click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
         sys.exit(2)
+
+
+def _bound_socket(host: str) -> socket.socket:
+    """A socket bound to a free port of ``host``, for aiohttp to listen on."""
+    family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.bind((host, 0))
+    return sock
 
 
 def _responses_status(scenario: Scenario) -> str:

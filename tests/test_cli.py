@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -88,6 +89,25 @@ def test_the_readme_curl_says_incomplete_then_completed(serve):
             capture_output=True, text=True, check=True,
         ).stdout
         assert json.loads(out)["status"] == expected
+
+
+def test_serve_on_port_0_prints_the_url_it_bound_first(tmp_path):
+    """What a JavaScript test setup reads (docs/typescript.md): the first line is the URL, port and all."""
+    import urllib.request
+
+    process = subprocess.Popen([*MOCKLLAMA, "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline().rstrip("\n")
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", first) and not first.endswith(":0"), first
+        with urllib.request.urlopen(first + "/health", timeout=10) as reply:  # listening once it is printed
+            assert reply.status == 200
+        banner = list(iter(process.stdout.readline, "Press Ctrl-C to stop.\n"))
+        assert banner[0].startswith("mockllama ") and f"  fixed:  {first}/fixed/v1\n" in banner
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    assert process.returncode == 0 and "Traceback" not in err
 
 
 def test_serve_default_behaviour_option(serve):
