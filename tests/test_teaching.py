@@ -32,6 +32,7 @@ def test_explain_shows_both_statuses_and_the_twin(server):
     assert '"input": ' not in out and 'input: "Count from 1 to 200, separated by spaces."' in out
     assert "response.completed (status=completed)" in out and "response.incomplete (status=incomplete)" in out
     assert "client:" in out
+    assert "js:      The AI SDK's finishReason says 'stop' on llama-server" in out
 
 
 def test_explain_fits_80_columns_without_colour_when_piped():
@@ -87,6 +88,7 @@ def test_page_renders_in_headless_chromium(server, tmp_path):
     section = dom[dom.index('id="scenario-text-cut-8"'):dom.index('id="scenario-text-exact-limit"')]
     assert '<td class="diff fixed">"incomplete"</td>' in section
     assert '<td class="diff buggy">"completed"</td>' in section
+    assert '<p class="advice javascript"><b>In JavaScript: </b>The AI SDK\'s finishReason says \'stop\'' in section
     assert re.search(r'<pre class="body fixed"[^>]*>.*<span class="changed">\s*"status": "incomplete",</span>', section,
                      re.S)
     assert "mockllama check " + server.url + "/buggy" in dom

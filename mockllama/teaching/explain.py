@@ -101,6 +101,35 @@ def _advice(scenario: Scenario, responses: Interaction, cut: bool) -> str:
     return "It finished: every behaviour says 'completed', and rightly."
 
 
+def _parses(arguments) -> bool:
+    try:
+        json.loads(arguments or "")
+    except ValueError:
+        return False
+    return True
+
+
+def _javascript_advice(responses: Interaction, cut: bool) -> str:
+    """What a JavaScript user reads here: the AI SDK's finishReason, openai-node's status
+    (measured by tests/js/matrix.mjs, docs/typescript.md)."""
+    body = responses.body_json
+    calls = [item for item in body.get("output") or [] if item.get("type") == "function_call"]
+    if not cut:
+        reason = "'tool-calls'" if calls else "'stop'"
+        return f"The AI SDK's finishReason says {reason} and openai-node's status 'completed', in every behaviour."
+    if calls:
+        parsing = sum(_parses(call.get("arguments")) for call in calls)
+        runs = (f"generateText runs every call whose arguments parse ({parsing} of {len(calls)} here), though the "
+                "reply was cut" if parsing else "no tool runs, as the arguments do not parse")
+        return (f"On llama-server (buggy) the AI SDK's finishReason says 'tool-calls' and {runs}; on a correct "
+                "server it says 'length' and runs none (it runs tools only on 'stop' or 'tool-calls'). openai-node: "
+                "check status == 'incomplete' before running a function_call.")
+    empty = " with text ''" if _thinks(body) and not output_text(body) else ""
+    return (f"The AI SDK's finishReason says 'stop'{empty} on llama-server (buggy) and 'length' on a correct server; "
+            "openai-node's status says 'completed', then 'incomplete'. On llama-server only usage.outputTokens "
+            "(openai-node: usage.output_tokens) reaching the limit tells.")
+
+
 def story(scenario: Scenario) -> dict:
     """Everything the explainer and the teaching page show of one scenario."""
     responses = scenario.find("POST", RESPONSES_PATH, False)
@@ -127,6 +156,7 @@ def story(scenario: Scenario) -> dict:
         "bodies": bodies,
         "last_events": last_events,
         "advice": _advice(scenario, responses, decision.cut),
+        "javascript_advice": _javascript_advice(responses, decision.cut),
         "turns": [_turn(scenario, number) for number in range(1, scenario.turns + 1)],
     }
 
@@ -180,7 +210,8 @@ def _cell(text: str, width: int = COLUMN - 1) -> str:
 
 def _wrap(prefix: str, text: str) -> list[str]:
     """``text`` after ``prefix``, folded at word boundaries to the terminal width."""
-    return textwrap.wrap(text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix)) or [prefix]
+    return textwrap.wrap(text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix),
+                         break_on_hyphens=False) or [prefix]  # 'tool-calls', 'openai-node' stay whole
 
 
 def _request_lines(request: dict) -> list[str]:
@@ -226,6 +257,7 @@ def render(told: dict) -> list[str]:
             for number, event in enumerate(events):
                 lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
     lines += ["", *_wrap("client:  ", printable(told["advice"]))]
+    lines += _wrap("js:      ", printable(told["javascript_advice"]))
     if len(told["turns"]) > 1:
         lines += ["", f"conversation, {len(told['turns'])} turns (each request gets the turn its input asks for)"]
         for turn in told["turns"]:

@@ -100,6 +100,7 @@ function responsesSection(story) {
       el("div", {}, el("h3", {}, "stream, last events: ", el("span", { class: "label-fixed" }, "fixed")),
         eventsList("fixed", events.fixed, events.buggy))) : null,
     el("p", { class: "advice" }, el("b", {}, "What a client should check: "), story.advice),
+    el("p", { class: "advice javascript" }, el("b", {}, "In JavaScript: "), story.javascript_advice),
   ];
 }
 
