@@ -52,6 +52,7 @@ FAKE_TOOLS = {
     "python3": 'mkdir -p "$3/bin" && : > "$3/bin/activate"',
     "python": "exit 0",
     "pip": "exit 0",
+    "npm": "exit 0",  # npm ci --prefix tests/js
     # the README's `pytest`: report which tier switches it would see
     "pytest": 'env | grep "^MOCKLLAMA_" | sort > "$SEEN"',
 }
