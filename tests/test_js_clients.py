@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from mockllama import explain, matrix
-from mockllama.cassettes import RESPONSES_PATH
+from mockllama.teaching import explain, matrix
+from mockllama.wire.routes import RESPONSES_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 JS = ROOT / "tests" / "js"
