@@ -8,7 +8,7 @@ import pytest
 
 from mockllama.teaching import fault_matrix
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "faults.md"  # where the table is shown
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +16,10 @@ def rows(scenarios):
     return {row.fault: row for row in fault_matrix.run(scenarios)}
 
 
-def test_readme_fault_table_matches_a_fresh_run(rows):
+def test_the_docs_fault_table_matches_a_fresh_run(rows):
     fresh = fault_matrix.render(list(rows.values()))
-    assert fault_matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.teaching.fault_matrix --write README.md"
+    assert fault_matrix.table_in(PAGE.read_text()) == fresh, (
+        "run: python -m mockllama.teaching.fault_matrix --write docs/faults.md")
 
 
 def test_sync_and_async_agree_under_every_fault(rows):

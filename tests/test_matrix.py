@@ -8,7 +8,7 @@ import pytest
 
 from mockllama.teaching import matrix
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "behaviours.md"  # where the matrix is shown
 CRASH = "TypeError: list indices must be integers or slices, not NoneType"
 NO_COMPLETED = "RuntimeError: Didn't receive a `response.completed` event."
 
@@ -18,9 +18,9 @@ def rows(scenarios):
     return {(row.scenario, row.behaviour): row for row in matrix.run(scenarios)}
 
 
-def test_readme_matrix_matches_a_fresh_run(rows):
+def test_the_docs_matrix_matches_a_fresh_run(rows):
     fresh = matrix.render(list(rows.values()))
-    assert matrix.table_in(README.read_text()) == fresh, "run: python -m mockllama.teaching.matrix --write README.md"
+    assert matrix.table_in(PAGE.read_text()) == fresh, "run: python -m mockllama.teaching.matrix --write docs/behaviours.md"
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "text-cut-64", "text-finishes", "text-exact-limit"])

@@ -272,7 +272,7 @@ class Matcher:
                       f"{self._did_you_mean(model)}")
         return (
             f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
-            f"compared as llama-server sees it (see 'Which requests match' in the README).{hints} "
+            f"compared as llama-server sees it (see 'Which requests match' in the docs, docs/matching.md).{hints} "
             f"{label}: {listed}. {how_to}"
         )
 
