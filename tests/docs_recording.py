@@ -1,8 +1,7 @@
-"""Run the README's "Record your own client's traffic" section as written, against an upstream."""
+"""Run docs/upstream.md, "Recording your own client's traffic", as written, against an upstream."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import socket
 import subprocess
@@ -10,20 +9,18 @@ import sys
 import time
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "## Record your own client's traffic"
-README_UPSTREAM = "http://127.0.0.1:8080"
-README_PORT = "18090"
+from docs_pages import DOCS, blocks
+
+PAGE = DOCS / "upstream.md"
+PAGE_UPSTREAM = "http://127.0.0.1:8080"  # the llama-server the page records from
+PAGE_PORT = "18090"
 
 
 def section() -> tuple[list[str], str, str]:
-    """(the two `mockllama serve` commands, the Python example, the output its comment promises)."""
-    text = README.read_text(encoding="utf-8")
-    part = text[text.index(SECTION):]
-    part = part[: part.index("\n## ", len(SECTION))]
-    blocks = re.findall(r"```(\w*)\n(.*?)```", part, re.S)
-    commands = [code.strip() for _, code in blocks if code.strip().startswith("mockllama serve")]
-    example = next(code for language, code in blocks if language == "python")
+    """(the page's two `mockllama serve` commands, its Python example, the output its comment promises)."""
+    shown = blocks(PAGE)
+    commands = [block.source.strip() for block in shown if block.source.startswith("mockllama serve")]
+    example = next(block.source for block in shown if block.language == "python")
     promised = next(line[2:] for line in example.splitlines() if line.startswith("# "))
     return commands, example, promised
 
@@ -34,9 +31,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_mockllama(command: str, port: int, cwd: Path, upstream: str = README_UPSTREAM) -> subprocess.Popen:
-    """Run a `mockllama serve ...` command line (the README's upstream replaced) on `port`."""
-    args = shlex.split(command.replace(README_UPSTREAM, upstream))
+def start_mockllama(command: str, port: int, cwd: Path, upstream: str = PAGE_UPSTREAM) -> subprocess.Popen:
+    """Run a `mockllama serve ...` command line (the page's upstream replaced) on `port`."""
+    args = shlex.split(command.replace(PAGE_UPSTREAM, upstream))
     assert args[0] == "mockllama"
     process = subprocess.Popen([sys.executable, "-m", "mockllama", *args[1:], "--port", str(port)], cwd=cwd,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -64,14 +61,14 @@ def stop_mockllama(process: subprocess.Popen) -> str:
 
 
 def run_section(upstream: str, workdir: Path) -> list[tuple[str, str]]:
-    """Each command of the section with the example run against it: [(command's output, example's)]."""
+    """Each command of the page with the example run against it: [(command's output, example's)]."""
     commands, example, _ = section()
     results = []
     for command in commands:
         port = _free_port()
         server = start_mockllama(command, port, workdir, upstream)
         try:
-            ran = subprocess.run([sys.executable, "-c", example.replace(README_PORT, str(port))], cwd=workdir,
+            ran = subprocess.run([sys.executable, "-c", example.replace(PAGE_PORT, str(port))], cwd=workdir,
                                  capture_output=True, text=True, timeout=300)
         finally:
             log = stop_mockllama(server)

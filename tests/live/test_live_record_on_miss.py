@@ -14,7 +14,7 @@ from pathlib import Path
 import openai
 import pytest
 from livekit import free_port
-from readme_recording import run_section, section, start_mockllama, stop_mockllama
+from docs_recording import run_section, section, start_mockllama, stop_mockllama
 from recordings import SCENARIOS
 
 from mockllama.app import create_app
@@ -175,7 +175,7 @@ def test_time_to_first_byte_through_the_proxy_against_direct(llama):
     assert medians["direct_first_byte"] < medians["direct_total"] / 2
 
 
-def test_the_readme_section_runs_against_a_real_llama_server(llama, tmp_path):
+def test_the_docs_recording_page_runs_against_a_real_llama_server(llama, tmp_path):
     _, _, promised = section()
     (_, first), (_, second) = run_section(llama.url, tmp_path)
     assert first == second == promised
