@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -45,31 +46,131 @@ def test_an_empty_parameter_list_fails_at_collection(tmp_path):
     assert "Empty parameter set" in result.stdout
 
 
-FAKE_TOOLS = {
-    "chromium": "exit 0",
-    "wrk": "exit 0",
-    # `python3 -m venv DIR` makes a venv whose activate script does nothing
-    "python3": 'mkdir -p "$3/bin" && : > "$3/bin/activate"',
-    "python": "exit 0",
-    "pip": "exit 0",
-    "npm": "exit 0",  # npm ci --prefix tests/js
-    # the README's `pytest`: report which tier switches it would see
-    "pytest": 'env | grep "^MOCKLLAMA_" | sort > "$SEEN"',
-}
+# The real commands the two scripts and the fakes below use; nothing else of the machine is on PATH.
+REAL_TOOLS = ("bash", "sh", "dirname", "rm", "mkdir", "env", "grep", "sort", "sed", "cat")
+# `python3 -m venv DIR` makes a venv whose activate script does nothing; every other call is logged,
+# and pytest writes down the tier switches it would see.
+FAKE_PYTHON = """#!/bin/sh
+echo "python $*" >> "$LOG"
+case "$2" in
+  venv) mkdir -p "$3/bin" && : > "$3/bin/activate" ;;
+  pytest) env | grep "^MOCKLLAMA_" | sort > "$SEEN" ;;
+esac
+"""
+
+
+def machine(tmp_path, *, root: bool, have: tuple[str, ...], broken: tuple[str, ...] = ()) -> dict:
+    """A PATH with the real basics, a fake Python, `id -u`, a logging apt-get and npm, and ``have``:
+    commands that run (``broken`` ones exit 1, as a node that is there but does not run)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in REAL_TOOLS:
+        (bin_dir / name).symlink_to(shutil.which(name))
+    fakes = {"python3": FAKE_PYTHON, "python": FAKE_PYTHON, "id": f"#!/bin/sh\necho {0 if root else 1000}\n",
+             "apt-get": '#!/bin/sh\necho "apt-get $*" >> "$LOG"\n'}
+    fakes.update({name: "#!/bin/sh\nexit 0\n" for name in have})
+    fakes.update({name: "#!/bin/sh\nexit 1\n" for name in broken})
+    if "npm" in have:
+        fakes["npm"] = '#!/bin/sh\n[ "$1" = --version ] || echo "npm $*" >> "$LOG"\n'
+    for name, body in fakes.items():
+        tool = bin_dir / name
+        tool.write_text(body)
+        tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": str(bin_dir), "LOG": str(tmp_path / "log.txt"), "SEEN": str(tmp_path / "seen.txt"),
+            "HOME": os.environ.get("HOME", "/")}
+
+
+def checkout(tmp_path) -> Path:
+    """A copy of the two scripts in a repository of their own: `pip install .` there is the fake's."""
+    repo = tmp_path / "repo"
+    for script in (".ci/run", "scripts/test"):
+        (repo / script).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / script, repo / script)
+    return repo
+
+
+def log(env: dict) -> list[str]:
+    path = Path(env["LOG"])
+    return path.read_text().splitlines() if path.exists() else []
+
+
+EVERYTHING = ("curl", "chromium", "wrk", "patch", "c++", "node", "npm")
 
 
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
-    """.ci/run unsets MOCKLLAMA_LIVE, MOCKLLAMA_BROWSER and MOCKLLAMA_BENCH before the test run."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, body in FAKE_TOOLS.items():
-        tool = bin_dir / name
-        tool.write_text(f"#!/bin/sh\n{body}\n")
-        tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    seen = tmp_path / "seen.txt"
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SEEN": str(seen), "MOCKLLAMA_CI_VENV": str(tmp_path / "venv"),
-           "MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0", "HOME": os.environ.get("HOME", "/")}
-    result = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60)
+    """.ci/run unsets MOCKLLAMA_LIVE, MOCKLLAMA_BROWSER and MOCKLLAMA_BENCH, then runs scripts/test."""
+    env = machine(tmp_path, root=True, have=EVERYTHING)
+    env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), "MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0",
+                "MOCKLLAMA_BENCH": "0"})
+    result = subprocess.run(["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True,
+                            text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert seen.exists(), "the fake pytest was not run"
-    assert seen.read_text().split() == [f"MOCKLLAMA_CI_VENV={tmp_path / 'venv'}"]
+    assert Path(env["SEEN"]).read_text().split() == [f"MOCKLLAMA_CI_VENV={tmp_path / 'venv'}"]
+    assert log(env) == [f"python -m venv {tmp_path / 'venv'}", "python -m pip install --quiet --upgrade pip",
+                        "python -m pip install .[test,docs]", "python -m mockllama.bench --install-peers",
+                        "python -m pytest"]
+
+
+def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path):
+    env = machine(tmp_path, root=True, have=EVERYTHING)
+    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test"), "-q", "tests/x.py"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert log(env) == ["python -m pip install .[test,docs]", "python -m mockllama.bench --install-peers",
+                        "python -m pytest -q tests/x.py"]
+
+
+def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
+    """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
+    env = machine(tmp_path, root=True, have=("curl", "patch", "c++", "node", "npm"))
+    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert log(env)[:3] == ["apt-get update -qq", "apt-get install -y -qq chromium wrk",
+                            "python -m pip install .[test,docs]"]
+    assert log(env)[-1] == "python -m pytest"
+
+
+def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
+    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "patch", "c++"), broken=("node",))
+    subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, timeout=60)
+    assert "apt-get install -y -qq nodejs npm" in log(env)
+
+
+def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
+    env = machine(tmp_path, root=False, have=("curl", "patch", "c++", "node", "npm"))
+    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1
+    assert "apt-get update && apt-get install -y chromium wrk\n" in result.stderr
+    for switch in ("MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "MOCKLLAMA_LIVE=0"):
+        assert switch in result.stderr
+    assert log(env) == []  # nothing installed, nothing run
+
+
+def test_with_the_tiers_switched_off_it_needs_none_of_their_packages(tmp_path):
+    env = machine(tmp_path, root=False, have=("curl",))
+    env.update({"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0"})
+    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert log(env) == ["python -m pip install .[test,docs]", "python -m pytest"]
+
+
+def test_it_installs_the_typescript_clients_when_their_lockfile_is_there(tmp_path):
+    repo = checkout(tmp_path)
+    (repo / "tests" / "js").mkdir(parents=True)
+    (repo / "tests" / "js" / "package-lock.json").write_text("{}")
+    env = machine(tmp_path, root=False, have=("curl", "node", "npm"))
+    env.update({"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0"})
+    result = subprocess.run([str(repo / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert log(env) == ["python -m pip install .[test,docs]", "npm ci --prefix tests/js", "python -m pytest"]
+
+
+def test_the_test_command_says_what_it_does():
+    result = subprocess.run([str(ROOT / "scripts" / "test"), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    for promise in ("MOCKLLAMA_LIVE=0", "MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "--install-peers",
+                    "npm ci --prefix tests/js", 'pip install ".[test,docs]"', "node --version"):
+        assert promise in result.stdout, promise
