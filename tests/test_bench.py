@@ -1,4 +1,4 @@
-"""The benchmark the README documents still runs and prints its whole tables (numbers not judged):
+"""The benchmark docs/performance.md documents still runs and prints its whole tables (numbers not judged):
 the comparison with the floor and the peers, and the scale mode."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""check's verdict, rule by rule, as `mockllama check --help` and the README state it.
+"""check's verdict, rule by rule, as `mockllama check --help` and docs/check.md state it.
 
 When the chat twin says `length`, each aspect of the cut reply is judged on its own: the status,
 incomplete_details.reason, the cut (last) item's status, completed_at, and in a stream the

@@ -1,4 +1,4 @@
-"""The matching rules the README states, each checked against a real recording and its contrary."""
+"""The matching rules docs/matching.md states, each checked against a real recording and its contrary."""
 
 from __future__ import annotations
 

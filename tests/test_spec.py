@@ -18,7 +18,7 @@ STREAM_EVENT = TypeAdapter(ResponseStreamEvent)
 # lists `name` on this event, and llama-server's fixed stream (DESIGN.md) carries it too.
 DECLARED_ELSEWHERE = {"response.function_call_arguments.done": [".name"]}
 # Required by the Open Responses document (tests/openresponses/), undeclared in openai 3.57.0's
-# Response type: the conflict the README names. The SDK keeps them as extra fields.
+# Response type: the conflict docs/behaviours.md names. The SDK keeps them as extra fields.
 OPEN_RESPONSES_ONLY = [".frequency_penalty", ".presence_penalty", ".store"]
 
 

@@ -1,6 +1,6 @@
 """spec changes only successful /v1/responses replies: everything else is replayed as recorded.
 
-The README promises it for chat completions, /v1/messages, the GET routes and recorded errors,
+docs/behaviours.md promises it for chat completions, /v1/messages, the GET routes and recorded errors,
 in every behaviour; test_fixed.py checks fixed, this checks spec, both against the YAML itself.
 """
 
