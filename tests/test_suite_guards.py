@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docs_pages import README, blocks
+
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
 
@@ -174,3 +176,10 @@ def test_the_test_command_says_what_it_does():
     for promise in ("MOCKLLAMA_LIVE=0", "MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "--install-peers",
                     "npm ci --prefix tests/js", 'pip install ".[test,docs]"', "node --version"):
         assert promise in result.stdout, promise
+
+
+def test_ci_ends_with_the_test_command_the_readme_shows():
+    """So the two cannot drift: README's set-up shows `scripts/test`, and .ci/run ends by running it."""
+    shown = [block.source.strip() for block in blocks(README) if block.source.strip().endswith("scripts/test")]
+    assert shown[0] == "scripts/test"
+    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == f"exec {shown[0]}"
