@@ -1,4 +1,4 @@
-"""The package's layers (ARCHITECTURE.md), held by import-linter's contracts in pyproject.toml.
+"""The package's layers (docs/architecture.md), held by import-linter's contracts in pyproject.toml.
 
 `lint-imports` passes on the package as it is, and fails on a copy where a leaf imports the server:
 a contract that has never failed proves nothing."""

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import openai
 import pytest
-from livekit import free_port
 from docs_recording import run_section, section, start_mockllama, stop_mockllama
+from livekit import free_port
 from recordings import SCENARIOS
 
 from mockllama.app import create_app
