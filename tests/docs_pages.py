@@ -25,6 +25,9 @@ INFO = re.compile(r'(?P<language>[\w-]*)(?:[ \t]+title="(?P<title>[^"]+)")?[ \t]
 FENCES = RawFencedCodeBlockLexer(info_pattern=INFO, mapping={"language": "language", "title": "title",
                                                             "source": "source"})
 NOT_RUN = DirectiveInHTMLCommentLexer(directive="not run", arguments=".+?")
+# <!-- include: tests/js/FILE -->: the block is that file as it is, which its own tests run
+# (tests/test_js_clients.py holds the two equal).
+INCLUDE = DirectiveInHTMLCommentLexer(directive="include", arguments=".+?")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Block:
     title: str | None  # title="..." on the fence: the file name the block is shown as
     source: str
     not_run: str | None  # the reason given by a <!-- not run: ... --> right before the fence
+    include: str | None = None  # the file a <!-- include: PATH --> right before the fence shows
 
     @property
     def where(self) -> str:
@@ -51,13 +55,18 @@ def _parse_blocks(document: Document):
     """A Sybil parser: one region per fenced block, its parsed value a Block."""
     # each note with the position just past its closing "-->"
     notes = [(n, document.text.index("-->", n.start) + 3) for n in NOT_RUN(document)]
-    for region in FENCES(document):
-        note = next((n for n, end in notes if end <= region.start and not document.text[end:region.start].strip()),
+    includes = [(n, document.text.index("-->", n.start) + 3) for n in INCLUDE(document)]
+
+    def right_before(found, region):
+        note = next((n for n, end in found if end <= region.start and not document.text[end:region.start].strip()),
                     None)
+        return note.lexemes["arguments"].strip() if note else None
+
+    for region in FENCES(document):
         line = document.text.count("\n", 0, region.start) + 1
         region.parsed = Block(Path(document.path), line, region.lexemes["language"] or "",
                               region.lexemes["title"], str(region.lexemes["source"]),
-                              note.lexemes["arguments"].strip() if note else None)
+                              right_before(notes, region), right_before(includes, region))
         yield Region(region.start, region.end, region.parsed)
 
 

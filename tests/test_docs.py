@@ -86,6 +86,8 @@ def test_every_code_block_is_run_or_says_why_not():
             assert block.not_run, f"{block.where}: say why it is not run"
             for named in re.findall(r"tests/[\w/]+\.py", block.not_run):
                 assert (ROOT / named).exists(), f"{block.where} names {named}, which does not exist"
+        elif block.include is not None:
+            assert (ROOT / block.include).is_file(), f"{block.where} shows {block.include}, which does not exist"
         elif block.title:
             runs = [later for later in blocks(block.page)
                     if later.language == "console" and later.line > block.line and block.title in later.source]

@@ -17,7 +17,7 @@ import click
 
 from mockllama.behaviours.replay import BEHAVIOURS
 from mockllama.recordings.cassettes import Scenario, bundled_cassette_dir, load_scenarios
-from mockllama.server.app import create_replay_app
+from mockllama.server.app import SCENARIO_HEADER, SETTINGS, create_replay_app
 from mockllama.server.background import BackgroundServer
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
@@ -89,9 +89,13 @@ def run(scenarios: dict[str, Scenario] | None = None) -> list[Row]:
         s.find("POST", RESPONSES_PATH, True)))
     rows = []
     with BackgroundServer(create_replay_app(scenarios)) as server:
+        served = server.app[SETTINGS].matcher.setup
         for name in names:
+            # a recording of another server set-up answers only when chosen by name (matching.matcher)
+            by_name = {} if scenarios[name].setup == served else {SCENARIO_HEADER: name}
             for behaviour in BEHAVIOURS:
-                client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused", max_retries=0)
+                client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused", max_retries=0,
+                                       default_headers=by_name)
                 rows.append(measure(client, scenarios[name], behaviour))
     return rows
 
