@@ -74,7 +74,63 @@ EQUIVALENT = [
      _conversation_turn_2(with_ids=True), _conversation_turn_2(with_ids=False)),
 ]
 
+# Issue 26: fields other clients send, settled from llama-server b11434's own request parsing
+# (the Responses-to-chat conversion and the sampling schema) and proved here one at a time, on a
+# text and on a tool-call recording, at temperature 0.
+OTHER_CLIENT = {"include": None, "input": COUNT, "instructions": None, "max_output_tokens": 8, "metadata": None,
+                "model": "gpt-4o-mini", "previous_response_id": None, "store": False, "stream": False,
+                "temperature": 0.0, "tools": [], "top_p": 1.0, "truncation": "disabled", "user": None}
+# fields llama-server never reads, with values clients send
+NEVER_READ = {"include": None, "store": True, "truncation": "auto", "service_tier": "auto", "background": False,
+              "max_tool_calls": None, "conversation": None, "prompt": None, "prompt_cache_key": "key-1",
+              "safety_identifier": "user-1", "text": {"format": {"type": "text"}}}
+# a field sent with its default, or null, which llama-server reads as absent
+DEFAULTS = {"previous_response_id": None, "reasoning": None, "tool_choice": "auto", "parallel_tool_calls": None,
+            "n": 1, "logprobs": False, "top_logprobs": None, "frequency_penalty": 0, "presence_penalty": 0.0,
+            "seed": None, "top_k": None, "top_p": None, "min_p": None}
+# under greedy decoding (temperature 0) the sampler's other settings cannot change the token
+GREEDY = {"seed": 42, "top_k": 1, "top_p": 0.5, "min_p": 0.2}
+# without tools, the tool settings are not read
+NO_TOOLS = {"tool_choice": "none", "parallel_tool_calls": True}
+_TOOL = _tool_request()
+
+
+def _fields(label: str, values: dict, *, tool: bool = True) -> list:
+    cases = [(f"{label}: {key} {json.dumps(value)}", RESPONSES, BASE, {**BASE, key: value})
+             for key, value in values.items()]
+    if tool:
+        cases.append((f"{label}: all at once, on a tool call", RESPONSES, _TOOL, {**_TOOL, **values}))
+    return cases
+
+
+EQUIVALENT += [
+    ("another client's seed request, less its instructions", RESPONSES, BASE,
+     {key: value for key, value in OTHER_CLIENT.items() if key != "instructions"}),
+    *_fields("never read", NEVER_READ),
+    ("never read: text with a json_schema format", RESPONSES, BASE,
+     {**BASE, "text": {"format": {"type": "json_schema", "name": "n", "schema": {"type": "object"}}}}),
+    *_fields("default or null", {key: value for key, value in DEFAULTS.items() if key != "tool_choice"}),
+    ("default or null: tool_choice auto", RESPONSES, BASE, {**BASE, "tool_choice": "auto"}),
+    ("unrecorded: default or null: tool_choice auto, on a tool call that names none", RESPONSES,
+     {key: value for key, value in _TOOL.items() if key != "tool_choice"},
+     {**{key: value for key, value in _TOOL.items() if key != "tool_choice"}, "tool_choice": "auto"}),
+    *_fields("greedy", GREEDY),
+    *_fields("without tools", NO_TOOLS, tool=False),
+    ("without tools: parallel_tool_calls false", RESPONSES, BASE, {**BASE, "parallel_tool_calls": False}),
+    ("unrecorded: chat: a system message's null content = empty content", CHAT,
+     {**CHAT_BASE, "messages": [{"role": "system", "content": ""}, *CHAT_BASE["messages"]]},
+     {**CHAT_BASE, "messages": [{"role": "system", "content": None}, *CHAT_BASE["messages"]]}),
+    ("unrecorded: instructions null = instructions empty", RESPONSES, {**BASE, "instructions": ""}, {**BASE, "instructions": None}),
+]
+
 # (name, path, form A, form B): llama-server generates something else, so they must not match
 DIFFERENT = [
     ("tool schema property order", RESPONSES, _tool_request(), reordered_properties(_tool_request())),
+    ("instructions null is not instructions left out", RESPONSES, BASE, {**BASE, "instructions": None}),
+    ("instructions empty is not instructions left out", RESPONSES, BASE, {**BASE, "instructions": ""}),
+    ("another client's seed request, with its null instructions", RESPONSES, BASE, OTHER_CLIENT),
+    ("chat: a system message with null content is not no system message", CHAT, CHAT_BASE,
+     {**CHAT_BASE, "messages": [{"role": "system", "content": None}, *CHAT_BASE["messages"]]}),
+    ("a penalty counts even at temperature 0", RESPONSES, BASE, {**BASE, "frequency_penalty": 1.5}),
+    ("tool_choice none with tools", RESPONSES, _TOOL, {**_TOOL, "tool_choice": "none"}),
 ]

@@ -83,7 +83,7 @@ def test_a_failure_while_building_the_error_still_answers_in_shape(start_server,
         raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
 
     running = start_server()
-    monkeypatch.setattr(mockllama.server, "error_response", broken)
+    monkeypatch.setattr(mockllama.server.app, "error_response", broken)
     status, headers, reply = post_json(running.url, "/v1/responses", {**SEED, "max_output_tokens": 9})
     assert status == 500
     assert headers["Content-Type"].startswith("application/json")
@@ -202,7 +202,7 @@ def test_running_out_of_descriptors_is_logged_once_a_second_without_tracebacks()
 def test_a_405_says_which_methods_are_allowed(server, method, path, allow):
     status, headers, reply = call(server.url, method, path, b"{}")
     assert status == 405
-    assert headers["Allow"] == allow
+    assert headers["Allow"] == ", ".join(sorted([*allow.split(", "), "OPTIONS"]))  # every path answers OPTIONS
     assert _error(reply)["code"] == 405 and f"use {allow}" in _error(reply)["message"]
 
 
@@ -216,16 +216,27 @@ def _raw_exchange(url: str, request: bytes) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("target", [b"example.com:443", b"127.0.0.1:22", b"/"])
-def test_connect_is_answered_in_llama_servers_shape(server, target):
-    reply = _raw_exchange(server.url, b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target +
+@pytest.mark.parametrize(("method", "target"), [(b"CONNECT", b"example.com:443"), (b"CONNECT", b"127.0.0.1:22"),
+                                               (b"CONNECT", b"/"), (b"TRACE", b"/v1/responses")])
+def test_a_method_llama_server_does_not_know_is_a_400_with_an_empty_body(server, method, target):
+    """As llama-server b11434 answers CONNECT and TRACE, whatever the target (tests/live)."""
+    reply = _raw_exchange(server.url, method + b" " + target + b" HTTP/1.1\r\nHost: " + target +
                           b"\r\nConnection: close\r\n\r\n")
     head, _, body = reply.partition(b"\r\n\r\n")
-    status = int(head.split()[1])
-    assert status == 404  # llama-server says 400 with an empty body (tests/live); aiohttp fixes the status here
-    assert b"content-type: application/json" in head.lower()
-    error = _error(body)
-    assert error["code"] == status and "not a proxy" in error["message"]
+    assert int(head.split()[1]) == 400 and body == b""
+    assert b"content-length: 0" in head.lower()
+
+
+@pytest.mark.parametrize("origin", [None, "http://example.test"])
+def test_options_star_is_a_preflight_as_llama_server_answers_it(server, origin):
+    sent = b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + (
+        f"Origin: {origin}\r\n".encode() if origin else b"") + b"\r\n"
+    head, _, body = _raw_exchange(server.url, sent).partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    assert lines[0].split()[1] == "200" and body == b""
+    assert headers["Access-Control-Allow-Origin"] == (origin or "")
+    assert headers["Access-Control-Allow-Methods"] == "GET, POST, DELETE, OPTIONS"
 
 
 @pytest.mark.parametrize("path", ["/health", "/v1/models", "/props", "/fixed/v1/models", "/",

@@ -6,10 +6,21 @@ chat request (through :func:`catalogue.chat_twin`, the one conversion the record
 with every equivalence below applied. Each one was seen to hold on a live llama-server b11434:
 tests/live/test_live_equivalences.py sends both forms to a fresh server and compares the output.
 
-- A text part list with one part, ``[{"type": "input_text"|"text", "text": T}]``, is the string T.
+- A text part list with one part, ``[{"type": "input_text"|"text", "text": T}]``, is the string T;
+  a message's null ``content`` is ``""``.
 - An input item without ``"type"`` is a ``"message"`` (chat_twin reads it so).
-- An empty ``include`` or ``tools`` is the field left out; ``model``, ``stream_options``, ``user``
-  and ``metadata`` are ignored.
+- Fields llama-server never reads for generation are ignored, whatever they say: ``model``,
+  ``stream_options``, ``user``, ``metadata``, and the Responses API's ``include``, ``store``,
+  ``truncation``, ``service_tier``, ``background``, ``max_tool_calls``, ``conversation``,
+  ``prompt``, ``prompt_cache_key``, ``safety_identifier`` and ``text`` (llama-server b11434 copies
+  them into the chat request and no code reads them).
+- A field sent with the value llama-server takes when it is left out is the field left out (its
+  JSON null included: llama-server reads null as absent): see ``DEFAULT_VALUES``. Without tools,
+  ``tool_choice: "none"`` and any ``parallel_tool_calls`` are left out too.
+- At ``temperature`` 0 (greedy decoding) the sampler keeps the likeliest token whatever ``seed``,
+  ``top_k``, ``top_p`` and ``min_p`` say, so they are left out; at any other temperature they count.
+- ``instructions`` is never the field left out, not even null or ``""``: llama-server then renders
+  an empty system turn, and generates something else (chat_twin keeps it so).
 - ``"stream": false`` is no ``stream``.
 - ``max_completion_tokens`` (and Responses' ``max_output_tokens``) is ``max_tokens``.
 - A top-level number compares by value: ``0`` is ``0.0``.
@@ -28,12 +39,42 @@ import json
 from mockllama.recordings.chat_twin import chat_twin, replies_carried
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
-# llama-server does not read these: the same generation whatever they say.
-IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata"})
-# These, sent with this value, are the field left out.
-DEFAULT_VALUES = {"include": [], "tools": []}
+# llama-server does not read these: the same generation whatever they say (tests/live proves each).
+IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata", "include", "store", "truncation",
+                            "service_tier", "background", "max_tool_calls", "conversation", "prompt",
+                            "prompt_cache_key", "safety_identifier", "text"})
+# These, sent with one of these values, are the field left out: llama-server's own default, and null,
+# which its request schema reads as absent. Not for every field: null tools is a 400 on
+# /v1/responses, null instructions a system turn, and null temperature samples at the server's.
+DEFAULT_VALUES = {
+    "tools": ([],), "previous_response_id": (None, ""), "reasoning": (None,), "tool_choice": (None, "auto"),
+    "parallel_tool_calls": (None,), "n": (None, 1), "logprobs": (None, False), "top_logprobs": (None,),
+    "frequency_penalty": (None, 0), "presence_penalty": (None, 0),
+    "seed": (None,), "top_k": (None,), "top_p": (None,), "min_p": (None,),
+}
+# Without tools, llama-server does not read these: any value is the field left out.
+TOOL_ONLY_FIELDS = {"tool_choice": ("none",), "parallel_tool_calls": (True, False)}
+# Under greedy decoding (temperature <= 0) these cannot change the token chosen: any value.
+GREEDY_ONLY_FIELDS = frozenset({"seed", "top_k", "top_p", "min_p"})
 # Another name for the same limit: the canonical name is max_tokens.
 LIMIT_ALIASES = ("max_completion_tokens",)
+
+
+def _is_one_of(value, values: tuple) -> bool:
+    """``value`` is among ``values`` as JSON compares: true is not 1, and 0 is 0.0."""
+    return any(value is expected if expected is None or isinstance(expected, bool)
+               else not isinstance(value, bool) and value == expected for expected in values)
+
+
+def _left_out(key: str, value, body: dict) -> bool:
+    """Whether llama-server generates from ``body`` as if ``key`` were not in it."""
+    if key in IGNORED_FIELDS or (key in DEFAULT_VALUES and _is_one_of(value, DEFAULT_VALUES[key])):
+        return True
+    if key in TOOL_ONLY_FIELDS and not body.get("tools") and _is_one_of(value, TOOL_ONLY_FIELDS[key]):
+        return True
+    temperature = body.get("temperature")
+    greedy = isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature <= 0
+    return key in GREEDY_ONLY_FIELDS and greedy
 
 
 def _sorted(mapping: dict) -> dict:
@@ -59,8 +100,8 @@ def _message(message) -> object:
     if not isinstance(message, dict):
         return message
     canonical = _sorted(message)
-    if "content" in canonical:
-        canonical["content"] = _content(canonical["content"])
+    if "content" in canonical:  # null content is read as "" (a null system message is an empty system turn)
+        canonical["content"] = "" if canonical["content"] is None else _content(canonical["content"])
     if isinstance(canonical.get("tool_calls"), list):
         canonical["tool_calls"] = [_tool_call(call) for call in canonical["tool_calls"]]
     return canonical
@@ -83,7 +124,7 @@ def canonical_chat(body: dict) -> dict:
     """A chat request (or a converted Responses request) in canonical form."""
     canonical = {}
     for key, value in body.items():
-        if key in IGNORED_FIELDS or (key in DEFAULT_VALUES and value == DEFAULT_VALUES[key]):
+        if _left_out(key, value, body):
             continue
         if key in LIMIT_ALIASES and "max_tokens" not in body:
             key = "max_tokens"

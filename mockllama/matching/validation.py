@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
-MESSAGES_PATH = "/v1/messages"
 
 # endpoint -> (field, accepted types, message); messages as llama-server b11434 wrote them where recorded
 _FIELD_RULES = {
@@ -53,4 +52,6 @@ def type_error(path: str, body) -> str | None:
             return message
     if path == RESPONSES_PATH and "input" not in body:
         return "'input' is required"
+    if path in STREAM_CHECKED_PATHS and body.get("top_logprobs") is not None and body.get("logprobs") is not True:
+        return "top_logprobs requires logprobs to be set to true"  # llama-server b11434's words (tests/live)
     return None

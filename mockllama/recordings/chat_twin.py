@@ -28,8 +28,9 @@ def _chat_content(content):
 
 def _chat_messages(request: dict) -> list[dict]:
     messages = []
-    if request.get("instructions"):
-        messages.append({"role": "system", "content": request["instructions"]})
+    if "instructions" in request:  # as llama-server does: null or "" is an empty system turn, not none
+        instructions = request["instructions"]
+        messages.append({"role": "system", "content": "" if instructions is None else instructions})
     given = request.get("input")
     if isinstance(given, str):
         return [*messages, {"content": given, "role": "user"}]

@@ -118,7 +118,8 @@ def _error_reply(request: web.Request, err: Exception) -> web.Response:
             return error_response(err.status, err.message, _behaviour_label(request))
         if isinstance(err, web.HTTPException):
             methods = getattr(err, "allowed_methods", None)
-            allow = {"Allow": ", ".join(sorted(methods))} if methods else None
+            # every path answers OPTIONS (a CORS preflight) too
+            allow = {"Allow": ", ".join(sorted({*methods, "OPTIONS"}))} if methods else None
             return error_response(err.status, _aiohttp_error_message(request, err), _behaviour_label(request), allow)
         log.error("mockllama: internal error on %s %s", request.method, request.path, exc_info=err)
     except Exception as failure:  # one line, never a traceback per request
@@ -252,9 +253,28 @@ async def unknown_route(request: web.Request) -> web.Response:
     raise web.HTTPNotFound()
 
 
+# cpp-httplib, which llama-server is built on, parses only these methods: any other (CONNECT, TRACE)
+# gets a 400 with an empty body, whatever its target (tests/live/test_live_hardening.py).
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
+
+
+@web.middleware
+async def as_llama_server_parses(request: web.Request, handler) -> web.StreamResponse:
+    """What llama-server answers before any route: a method it does not know is a 400 with an empty
+    body, and ``OPTIONS *`` a preflight. A middleware, because a target that is no path
+    (``CONNECT host:443``, ``*``) reaches no route, not even the catch-all."""
+    if request.method not in KNOWN_METHODS:
+        response = web.Response(status=400, headers=mockllama_headers(request.app[SETTINGS].behaviour, "none"))
+        response.force_close()  # as llama-server does
+        return response
+    if request.raw_path == "*" and request.method == "OPTIONS":
+        return await _preflight(request)
+    return await handler(request)
+
+
 async def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> None:
-    """A request whose target is not a path (``CONNECT host:443``, ``OPTIONS *``) matches no route,
-    not even the catch-all, so aiohttp answers it itself in plain text; reshape that one reply.
+    """A request whose target is not a path (``GET *``) matches no route, not even the catch-all,
+    so aiohttp answers it itself in plain text; reshape that one reply.
     Every handler's reply already carries X-Mockllama-Behaviour and passes untouched."""
     if response.status < 400 or BEHAVIOUR_HEADER in response.headers or not isinstance(response, web.Response):
         return
@@ -267,9 +287,12 @@ async def _shape_router_errors(request: web.Request, response: web.StreamRespons
     response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
 
 
+_preflight = answers_errors(cors.preflight)
+
+
 def add_route(app: web.Application, path: str, handler) -> None:
     """Every path answers a CORS preflight (``OPTIONS``) as llama-server does; ``handler`` takes the rest."""
-    app.router.add_route("OPTIONS", path, answers_errors(cors.preflight))
+    app.router.add_route("OPTIONS", path, _preflight)
     app.router.add_route("*", path, handler)
 
 
@@ -296,7 +319,7 @@ def create_replay_app(
     (the teaching page) before the catch-all."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
-    app = web.Application(client_max_size=max_body_bytes)
+    app = web.Application(client_max_size=max_body_bytes, middlewares=[as_llama_server_parses])
     app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback, setup), behaviour, max_body_bytes, pace,
                              allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
     app[JOURNAL] = Journal(journal_size)

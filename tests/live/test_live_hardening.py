@@ -55,6 +55,18 @@ def test_a_stream_that_is_not_a_boolean_is_answered_as_llama_server_answers_it(l
     assert mock == real
 
 
+@pytest.mark.parametrize(("path", "body", "fields"), [
+    ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 0}), ("/v1/chat/completions", CHAT_CUT_8, {"top_logprobs": 0}),
+    ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 2, "logprobs": False}),
+], ids=["responses", "chat", "logprobs-false"])
+def test_top_logprobs_without_logprobs_is_refused_as_llama_server_refuses_it(llama, server, path, body, fields):
+    """Issue 26: llama-server b11434 answers top_logprobs without logprobs: true with a 400."""
+    sent = json.dumps({**body, **fields}).encode()
+    real = _kind(*_post(llama.url, path, sent))
+    assert real[:3] == (400, "error", "invalid_request_error")
+    assert _kind(*_post(server.url, path, sent)) == real
+
+
 def _raw(url: str, request: bytes) -> bytes:
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
@@ -65,17 +77,23 @@ def _raw(url: str, request: bytes) -> bytes:
     return data
 
 
-def test_connect_is_refused_by_both_and_mockllama_says_why_in_llama_servers_shape(llama, server):
-    """llama-server refuses CONNECT with a 400 and an empty body. mockllama refuses it too, with a 404
-    (aiohttp has chosen the status before mockllama sees the request) and an error body in the shape
-    llama-server gives every other error."""
-    request = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n"
-    real = _raw(llama.url, request)
-    mock = _raw(server.url, request)
-    assert real.split()[1] == b"400" and real.partition(b"\r\n\r\n")[2] == b""
-    assert mock.split()[1] == b"404", mock[:300]
-    error = json.loads(mock.partition(b"\r\n\r\n")[2])["error"]
-    assert error["code"] == 404 and "not a proxy" in error["message"]
+def _status_cors_body(reply: bytes) -> tuple:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    cors = sorted(line.lower() for line in lines[1:] if line.lower().startswith("access-control-"))
+    return lines[0].split()[1], cors, body
+
+
+@pytest.mark.parametrize("request_line", [b"CONNECT example.com:443", b"CONNECT /", b"CONNECT /v1/responses",
+                                          b"TRACE /", b"OPTIONS *"])
+@pytest.mark.parametrize("origin", [b"", b"Origin: http://example.test\r\n"], ids=["no-origin", "origin"])
+def test_what_llama_server_answers_before_any_route_mockllama_answers_too(llama, server, request_line, origin):
+    """Issue 26: a method llama-server's HTTP library does not know (CONNECT, TRACE) is a 400 with an
+    empty body, whatever the target; OPTIONS * is a preflight's 200."""
+    request = request_line + b" HTTP/1.1\r\nHost: x\r\n" + origin + b"Connection: close\r\n\r\n"
+    real = _status_cors_body(_raw(llama.url, request))
+    assert real[0] in ("400", "200") and real[2] == b""
+    assert _status_cors_body(_raw(server.url, request)) == real
 
 
 def test_head_on_health_answers_like_llama_server(llama, server):
