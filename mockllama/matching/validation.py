@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
-
 # endpoint -> (field, accepted types, message); messages as llama-server b11434 wrote them where recorded
 _FIELD_RULES = {
     RESPONSES_PATH: [
