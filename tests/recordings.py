@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.recordings.cassettes import DEFAULT_SETUP, bundled_cassette_dir, load_scenarios
 from mockllama.server.app import GET_ROUTES, POST_ROUTES
 
 SCENARIOS = load_scenarios([bundled_cassette_dir()])
@@ -19,6 +19,13 @@ def catalogued_names() -> list[str]:
     the bundled set holds exactly these, one cassette each."""
     files = [PACKAGE / "catalogue.json", *sorted((PACKAGE / "catalogues").glob("*.json"))]
     return [entry["name"] for path in files for entry in json.loads(path.read_text())["scenarios"]]
+
+
+def chosen(interaction_or_name) -> dict:
+    """The header a client sends for a recording of another server set-up than the served one (the
+    default): those answer only when chosen by name (one set-up per matching pool). None needed else."""
+    name = getattr(interaction_or_name, "scenario", interaction_or_name)
+    return {} if SCENARIOS[name].setup == DEFAULT_SETUP else {"X-Mockllama-Scenario": name}
 
 
 def served(interaction) -> bool:
@@ -43,6 +50,7 @@ def replayed_responses(server, behaviour: str, name: str, stream: bool):
     from httpkit import call, request_bytes, sse_pairs
 
     interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
+    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction),
+                           chosen(interaction))
     assert status == 200
     return sse_pairs(body) if stream else json.loads(body)

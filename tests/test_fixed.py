@@ -8,7 +8,7 @@ import openai
 import pytest
 import yamlkit
 from httpkit import call, request_bytes, sse_pairs
-from recordings import SCENARIOS, all_interactions
+from recordings import SCENARIOS, all_interactions, chosen
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 # Written from the recordings, not computed by the code under test: each Responses scenario's chat
@@ -52,14 +52,14 @@ def fixed_client(server):
 
 def _fixed_stream(server, name):
     interaction = SCENARIOS[name].find("POST", "/v1/responses", True)
-    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction))
     assert status == 200
     return sse_pairs(body)
 
 
 def _fixed_body(server, name) -> dict:
     interaction = SCENARIOS[name].find("POST", "/v1/responses", False)
-    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction))
     assert status == 200
     return json.loads(body)
 
@@ -192,7 +192,7 @@ def test_the_cut_items_done_event_keeps_everything_but_its_status(server, name):
 
 def test_fixed_says_which_rule_decided(server):
     interaction = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False)
-    _, headers, _ = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction))
+    _, headers, _ = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction))
     assert headers["X-Mockllama-Decided-By"] == "chat-twin finish_reason=length"
 
 
@@ -200,7 +200,7 @@ def test_fixed_says_which_rule_decided(server):
     ("scenario", "interaction"), all_interactions(lambda i: i.path != "/v1/responses" or i.status != 200)
 )
 def test_fixed_replays_chat_messages_and_errors_as_recorded(server, scenario, interaction):
-    status, headers, body = call(server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction))
+    status, headers, body = call(server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction), chosen(interaction))
     assert (status, body) == (interaction.status, interaction.body)
     assert headers["X-Mockllama-Behaviour"] == "fixed"
 

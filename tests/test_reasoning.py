@@ -10,7 +10,7 @@ import pytest
 from httpkit import call, request_bytes
 from openai.types.responses import ResponseStreamEvent
 from pydantic import TypeAdapter
-from recordings import SCENARIOS, replayed_responses
+from recordings import SCENARIOS, chosen, replayed_responses
 
 from mockllama.recordings.cassettes import bundled_cassette_dir
 from mockllama.recordings.catalogue import load_catalogue, load_setup
@@ -34,7 +34,7 @@ def test_the_forced_thinking_set_has_provenance_naming_the_template():
 @pytest.mark.parametrize("name", CUT)
 def test_buggy_says_completed_with_an_empty_output_text_and_the_twin_says_length(server, name):
     request = dict(SCENARIOS[name].find("POST", "/v1/responses", False).request_json)
-    client = openai.OpenAI(base_url=server.base_url("buggy"), api_key="unused")
+    client = openai.OpenAI(base_url=server.base_url("buggy"), api_key="unused", default_headers=chosen(name))
     response = client.responses.create(**request)
     assert response.status == "completed" and response.output_text == ""
     assert [item.type for item in response.output] == ["reasoning"] and response.output[0].content[0].text
@@ -93,7 +93,7 @@ def test_spec_frames_reasoning_text_as_the_openai_format_does(server, name):
 def test_messages_thinking_cut_is_replayed_as_recorded_in_every_behaviour(server):
     interaction = SCENARIOS["messages-thinking-cut-12"].find("POST", "/v1/messages", False)
     for behaviour in ("buggy", "fixed", "spec"):
-        status, _, body = call(server.url, "POST", f"/{behaviour}/v1/messages", request_bytes(interaction))
+        status, _, body = call(server.url, "POST", f"/{behaviour}/v1/messages", request_bytes(interaction), chosen(interaction))
         assert status == 200 and body == interaction.body
     body = interaction.body_json
     assert body["stop_reason"] == "max_tokens" and [c["type"] for c in body["content"]] == ["thinking"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from recordings import SCENARIOS
+from recordings import SCENARIOS, chosen
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "truncation_safe_client.py"
 _spec = importlib.util.spec_from_file_location("truncation_safe_client", EXAMPLE)
@@ -24,7 +24,7 @@ PINNED = {"text-exact-limit", "tool-cut-30"}
 
 def _ask(server, behaviour, name):
     request = dict(SCENARIOS[name].find("POST", "/v1/responses", False).request_json)
-    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused")
+    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused", default_headers=chosen(name))
     return client_module.ask(client, **request)
 
 

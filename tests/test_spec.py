@@ -10,7 +10,7 @@ import yamlkit
 from httpkit import call, request_bytes, sse_pairs
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import BaseModel, TypeAdapter
-from recordings import SCENARIOS
+from recordings import SCENARIOS, chosen
 
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 STREAM_EVENT = TypeAdapter(ResponseStreamEvent)
@@ -24,7 +24,7 @@ OPEN_RESPONSES_ONLY = [".frequency_penalty", ".presence_penalty", ".store"]
 
 def _get(server, behaviour, name, stream):
     interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, headers, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction))
+    status, headers, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction), chosen(interaction))
     assert status == 200 and headers["X-Mockllama-Behaviour"] == behaviour
     return sse_pairs(body) if stream else json.loads(body)
 
@@ -168,7 +168,7 @@ def test_spec_is_selectable_by_header_and_default(server, start_server):
                             {"X-Mockllama-Behaviour": "spec"})
     assert headers["X-Mockllama-Behaviour"] == "spec" and "sequence_number" in sse_pairs(body)[0][1]
     default_spec = start_server(behaviour="spec")
-    _, headers, body = call(default_spec.url, "POST", "/v1/responses", request_bytes(interaction))
+    _, headers, body = call(default_spec.url, "POST", "/v1/responses", request_bytes(interaction), chosen(interaction))
     assert headers["X-Mockllama-Behaviour"] == "spec" and "sequence_number" in sse_pairs(body)[0][1]
 
 

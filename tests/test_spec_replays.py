@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import yamlkit
 from httpkit import call, chunks_on_the_wire, request_bytes
-from recordings import all_interactions
+from recordings import all_interactions, chosen
 
 
 def _untouched(interaction) -> bool:
@@ -34,7 +34,7 @@ def test_every_kind_of_untouched_reply_is_covered():
 def test_spec_replays_chat_messages_get_routes_and_errors_as_recorded(server, scenario, interaction):
     recorded = _recorded(scenario, interaction)
     assert (recorded.method, recorded.path, recorded.status) == (interaction.method, interaction.path, interaction.status)
-    status, headers, body = call(server.url, interaction.method, f"/spec{interaction.path}", request_bytes(interaction))
+    status, headers, body = call(server.url, interaction.method, f"/spec{interaction.path}", request_bytes(interaction), chosen(interaction))
     assert (status, body.decode("utf-8")) == (recorded.status, recorded.body)
     assert headers["X-Mockllama-Behaviour"] == "spec"
     assert headers["X-Mockllama-Scenario"] == scenario.name
@@ -43,6 +43,6 @@ def test_spec_replays_chat_messages_get_routes_and_errors_as_recorded(server, sc
 
 @pytest.mark.parametrize(("scenario", "interaction"), all_interactions(lambda i: _untouched(i) and i.is_event_stream))
 def test_spec_streams_of_other_routes_keep_their_recorded_blocks(server, scenario, interaction):
-    chunks = chunks_on_the_wire(server.url, f"/spec{interaction.path}", request_bytes(interaction))
+    chunks = chunks_on_the_wire(server.url, f"/spec{interaction.path}", request_bytes(interaction), chosen(interaction))
     assert b"".join(chunks).decode("utf-8") == _recorded(scenario, interaction).body
     assert len(chunks) == len(interaction.events)
