@@ -22,31 +22,24 @@ The ``reasoning`` probe asks the forced-thinking question (``thinking-cut-12``, 
 forced-thinking catalogue): a reply cut while the model is still thinking. It can only judge a
 server that answers with a reasoning item; a reply without one is ``unknown``, never ``honest``.
 
-Reading a reply is reusable on its own (``explain --journal`` needs the same care): ``Target``
-parses a base URL (credentials sent as Basic auth, the query sent on every request, both kept
-out of what is printed), ``fetch`` makes one request under one deadline and a size cap and
-raises ``ProbeFailed`` with a one-line reason, and ``strict_json`` parses only what RFC 8259
-accepts.
+A reply is read as ``wire.untrusted_http`` reads any server it does not trust (``explain
+--journal`` reads its journal so too): one deadline for the whole exchange, a cap on its size,
+the URL's credentials sent and never printed; ``strict_json`` parses only what RFC 8259 accepts.
 """
 
 from __future__ import annotations
 
-import base64
-import http.client
-import io
 import json
 import math
-import socket
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from mockllama.recordings.catalogue import load_catalogue
-from mockllama.recordings.scrub import REDACTED, is_secret_header, scrub_text
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.scrub import scrub_text
+from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
 
 PROBES = ("text", "tool", "stream", "reasoning")
 # "all": the probes every server can answer; reasoning needs a server that thinks, so it is asked for by name.
@@ -57,6 +50,8 @@ PROBE_CATALOGUES = {"reasoning": "forced-thinking"}
 EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
+# The server's answer can't be judged: unreachable, an HTTP error, not JSON, a timeout.
+ProbeFailed = ExchangeFailed
 
 # What each aspect is called in the report, in the order it is judged.
 ASPECTS = {
@@ -68,161 +63,6 @@ ASPECTS = {
     "function_call_arguments.done": "function_call_arguments.done",
 }
 NOT_APPLICABLE = "not applicable"
-
-
-class ProbeFailed(Exception):
-    """The server's answer can't be judged: unreachable, an HTTP error, not JSON, a timeout."""
-
-
-# --- Where to send: a base URL, what is sent and what may be printed ---
-
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be probed, or None. The message never repeats a password the URL holds."""
-    shown = repr(scrub_text(url))
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (raises ValueError for a port out of range)
-    except ValueError as err:
-        return f"{shown} is not a usable URL ({err})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{shown} is not an http:// or https:// URL with a host; write e.g. http://127.0.0.1:8080"
-    return None
-
-
-def _shown_query(query: str) -> str:
-    """The query with the value of each parameter named like a secret (key, token, ...) hidden."""
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(name, REDACTED if is_secret_header(name) else value) for name, value in pairs])
-
-
-@dataclass(frozen=True)
-class Target:
-    """A server's base URL as ``check`` uses it: a user:password in it is sent as Basic auth and
-    its ``?query`` on every request, as curl does; ``shown`` is the URL with both kept safe to
-    print. A trailing ``/v1`` is dropped: the probes add it."""
-
-    scheme: str
-    host: str
-    port: int | None
-    prefix: str
-    query: str
-    authorization: str | None
-    shown: str
-
-    @classmethod
-    def parse(cls, url: str) -> Target:
-        """Raises ValueError (its message safe to print) for a URL that ``url_problem`` refuses."""
-        problem = url_problem(url)
-        if problem:
-            raise ValueError(problem)
-        parts = urlsplit(url)
-        prefix = parts.path.rstrip("/").removesuffix("/v1").rstrip("/")
-        authorization = None
-        if parts.username or parts.password:
-            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-            authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-        shown = f"{parts.scheme}://{REDACTED + '@' if authorization else ''}{parts.netloc.rpartition('@')[2]}{prefix}"
-        if parts.query:
-            shown += ("" if prefix else "/") + "?" + _shown_query(parts.query)
-        return cls(parts.scheme, parts.hostname, parts.port, prefix, parts.query, authorization, scrub_text(shown))
-
-    def path(self, path: str) -> str:
-        """The request target for ``path`` (e.g. /v1/responses) under this base URL."""
-        return self.prefix + path + (f"?{self.query}" if self.query else "")
-
-
-# --- Reading a reply: one deadline for the whole exchange, a cap on its size ---
-
-class _DeadlineReader(io.RawIOBase):
-    """A socket's reads, each given only what is left of one deadline, and capped in total, so
-    that a server that drips a byte at a time or streams forever is cut off all the same."""
-
-    def __init__(self, sock: socket.socket, deadline: float, cap: int):
-        super().__init__()
-        self.sock, self.deadline, self.cap, self.total = sock, deadline, cap, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("deadline passed")
-        self.sock.settimeout(remaining)
-        count = self.sock.recv_into(buffer)
-        self.total += count
-        if self.total > self.cap:
-            raise _TooLarge()
-        return count
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _DeadlineSocket:
-    """What http.client needs of a socket (sendall, makefile, close), under one deadline."""
-
-    def __init__(self, sock: socket.socket, deadline: float, cap: int):
-        self.sock, self.deadline, self.cap = sock, deadline, cap
-
-    def sendall(self, data) -> None:
-        self.sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
-        self.sock.sendall(data)
-
-    def makefile(self, mode: str, *args, **kwargs):
-        return io.BufferedReader(_DeadlineReader(self.sock, self.deadline, self.cap))
-
-    def close(self) -> None:
-        # http.client "closes" the connection as soon as it sees `Connection: close` (llama-server
-        # sends it on every reply), before the body is read: the socket must stay open for the
-        # response, which reads through makefile(). fetch() closes the real socket when done.
-        pass
-
-
-class Reply(NamedTuple):
-    status: int
-    headers: http.client.HTTPMessage
-    body: bytes
-
-
-def fetch(target: Target, method: str, path: str, body: dict | None = None, *, timeout: float,
-          max_bytes: int | None = None) -> Reply:
-    """One request; the whole exchange (connect, send, headers, body) has ``timeout`` seconds and
-    reads at most ``max_bytes`` (default MAX_REPLY_BYTES). Anything that is not a complete HTTP
-    reply raises ProbeFailed, with a one-line reason that names no credential."""
-    max_bytes = MAX_REPLY_BYTES if max_bytes is None else max_bytes
-    connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
-    deadline = time.monotonic() + timeout
-    connection = connection_class(target.host, target.port, timeout=timeout)
-    request_target = target.path(path)
-    shown = f"{method} {target.prefix + path}"
-    headers = {"Content-Type": "application/json"} if body is not None else {}
-    if target.authorization:
-        headers["Authorization"] = target.authorization
-    raw = None
-    try:
-        connection.connect()
-        raw = connection.sock
-        connection.sock = _DeadlineSocket(raw, deadline, max_bytes)
-        connection.request(method, request_target, body=None if body is None else json.dumps(body), headers=headers)
-        response = connection.getresponse()
-        payload = response.read()
-    except TimeoutError:  # socket.timeout is TimeoutError
-        raise ProbeFailed(f"no complete answer from {shown} within {timeout:g} s") from None
-    except _TooLarge:
-        raise ProbeFailed(f"{shown} answered more than {max_bytes} bytes; stopped reading") from None
-    except http.client.HTTPException as err:
-        what = type(err).__name__
-        detail = " ".join(str(err).split())[:120]
-        raise ProbeFailed(f"{shown} answered malformed HTTP ({what}{': ' + detail if detail else ''})") from None
-    except OSError as err:
-        raise ProbeFailed(f"cannot reach {target.shown} ({err.strerror or err})") from None
-    finally:
-        connection.close()
-        if raw is not None:
-            raw.close()
-    return Reply(response.status, response.headers, payload)
 
 
 # --- JSON as RFC 8259 has it ---
@@ -283,7 +123,7 @@ def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | Non
 
 
 def _post(target: Target, path: str, body: dict, timeout: float) -> bytes:
-    reply = fetch(target, "POST", path, body, timeout=timeout)
+    reply = fetch(target, "POST", path, body, timeout=timeout, max_bytes=MAX_REPLY_BYTES)
     if reply.status != 200:
         raise ProbeFailed(f"POST {path} answered HTTP {reply.status}: {reply.body[:200].decode(errors='replace')!r}")
     return reply.body

@@ -19,18 +19,19 @@ from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from mockllama.matching.keys import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
-from mockllama.server.app import DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT
+from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
+from mockllama.server.app import DEFAULT_BODY_TIMEOUT, DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT
 from mockllama.server.cors import check_origin
 from mockllama.server.faults import FaultPlan
 from mockllama.server.faults import usage as fault_usage
 from mockllama.server.journal import DEFAULT_JOURNAL_SIZE
-from mockllama.server.limits import raise_open_file_limit
+from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
 from mockllama.server.pacing import parse_pace
-from mockllama.teaching.terminal import printable
 from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
 from mockllama.upstream.record_mode import parse_record_mode
 from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss, with_record_dir
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.terminal import printable
 
 CASSETTES_HELP = (
     "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
@@ -65,19 +66,19 @@ def _load_some(directories: list[Path]) -> dict[str, Scenario]:
     return _load(tuple(directories)) if directories else {}
 
 
-def _record_on_miss(upstream, record_to, record_mode, timeout):
+def _record_on_miss(upstream, record_to, record_mode, timeout, max_reply_bytes=None):
     """serve's recording options, checked together; None when nothing is to be recorded."""
     if upstream is None:
-        if record_to is not None or record_mode in ("new", "new_episodes", "all"):
-            raise click.UsageError("--record-to and --record-mode new|all need --upstream URL, the llama-server "
-                                   "to record from. To replay a directory, use --cassettes DIR.")
+        if record_to is not None or record_mode in ("new", "new_episodes", "all") or max_reply_bytes is not None:
+            raise click.UsageError("--record-to, --record-mode new|all and --max-reply-bytes need --upstream URL, "
+                                   "the llama-server to record from. To replay a directory, use --cassettes DIR.")
         return None
     try:
         parsed = parse_upstream(upstream, timeout)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--upstream") from None
     mode = parse_record_mode(record_mode or "new")
-    return RecordOnMiss(parsed, Path(record_to or DEFAULT_RECORD_DIR), mode)
+    return RecordOnMiss(parsed, Path(record_to or DEFAULT_RECORD_DIR), mode, max_reply_bytes or DEFAULT_MAX_REPLY_BYTES)
 
 
 def _is_loopback(host: str) -> bool:
@@ -136,6 +137,14 @@ def main() -> None:
     help="Larger request bodies get HTTP 413.",
 )
 @click.option(
+    "--body-timeout",
+    default=DEFAULT_BODY_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds a request body may take to arrive in full once its head is in; past it, HTTP 408 "
+    "(as nginx's client_body_timeout).",
+)
+@click.option(
     "--pace",
     default="instant",
     show_default=True,
@@ -183,8 +192,12 @@ def main() -> None:
                    "all: record everything again. Default: new with --upstream.")
 @click.option("--upstream-timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait for the upstream's next bytes; past it, a 504.")
-def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max_body_bytes, pace, journal_size, faults,
-          cors_origins, access_log, allowed_hosts, upstream, record_to, record_mode, upstream_timeout) -> None:
+@click.option("--max-reply-bytes", type=click.IntRange(1), metavar="N",
+              help=f"With --upstream: an upstream reply larger than N bytes is cut off there, answered with a "
+                   f"502 and not recorded. Default: {DEFAULT_MAX_REPLY_BYTES} (64 MiB), as `record`.")
+def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max_body_bytes, body_timeout, pace,
+          journal_size, faults, cors_origins, access_log, allowed_hosts, upstream, record_to, record_mode,
+          upstream_timeout, max_reply_bytes) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -249,7 +262,7 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
     # What is loaded lives as long as the server: no collection walks it while it is made, nor after
     # (with 10,000 recordings, one full collection takes 0.6 s).
     with collection_paused(keep=True):
-        recording = _record_on_miss(upstream, record_to, record_mode, upstream_timeout)
+        recording = _record_on_miss(upstream, record_to, record_mode, upstream_timeout, max_reply_bytes)
         if recording is None:
             scenarios = _load(cassette_dirs, recordings)
         elif recordings != "stock":
@@ -264,7 +277,8 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
         try:
             app = create_app(scenarios, behaviour=behaviour, fallback=fallback, setup=setup, max_body_bytes=max_body_bytes,
                              pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
-                             faults=dict(faults), cors_origins=cors_origins, record_on_miss=recording)
+                             faults=dict(faults), cors_origins=cors_origins, record_on_miss=recording,
+                             body_timeout=body_timeout)
         except ValueError as err:
             raise click.BadParameter(str(err), param_hint="--setup" if "set-up" in str(err) else "--fallback") from None
     if not _is_loopback(host):
@@ -295,6 +309,7 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("aiohttp.server").addFilter(UnparsableRequestLog())  # one line each, no traceback
     raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
     access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
     try:
@@ -418,7 +433,7 @@ each streamed and not, or a list of raw requests:
 @click.option("--api-key", envvar="MOCKLLAMA_API_KEY", help="Sent as a Bearer token; never written to disk.")
 @click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait for any one reply.")
-@click.option("--max-reply-bytes", default=64 * 1024 * 1024, show_default=True, type=click.IntRange(1),
+@click.option("--max-reply-bytes", default=DEFAULT_MAX_REPLY_BYTES, show_default=True, type=click.IntRange(1),
               help="A larger reply fails its scenario (no cassette is written for it).")
 def record(server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout,
            max_reply_bytes) -> None:
@@ -433,10 +448,10 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
     """
     import aiohttp
 
-    from mockllama.check import url_problem
     from mockllama.recordings.catalogue import CatalogueError, load_catalogue, load_setup
     from mockllama.recordings.record import RecordError, probe, record_scenario, require_setup, write_provenance
-    from mockllama.recordings.scrub import split_credentials
+    from mockllama.wire.scrub import split_credentials
+    from mockllama.wire.untrusted_http import url_problem
 
     try:
         entries, setup = load_catalogue(catalogue_path), load_setup(catalogue_path)
@@ -545,23 +560,28 @@ def check(url, probe, model, as_json, timeout) -> None:
 @click.option("--journal", "journal_url", metavar="URL",
               help="Instead, show the last requests a running mockllama at URL answered, e.g. http://127.0.0.1:18090.")
 @click.option("--last", default=10, show_default=True, type=click.IntRange(0), help="How many requests --journal shows.")
-def explain(scenario, cassette_dirs, recordings, journal_url, last) -> None:
+@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds --journal may take in all, from connecting to the last byte.")
+def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> None:
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
 
     Without SCENARIO, every scenario. Colour only when stdout is a terminal. With --journal URL,
     what a client sent instead: the last requests that server answered, how, and their bodies.
     """
-    from mockllama.teaching.explain import fetch_journal, journal_lines, render, stories, story
+    from mockllama.teaching.explain import journal_lines, render, stories, story
+    from mockllama.teaching.journal_client import JournalUnreadable, fetch_journal
+    from mockllama.wire.scrub import scrub_text
 
     if journal_url is not None:
         try:
-            entries = fetch_journal(journal_url, last)
-        except (OSError, ValueError, KeyError) as err:
-            click.echo(f"mockllama explain: cannot read the journal of {journal_url}: {err}. Is `mockllama serve` "
-                       "running there?", err=True)
+            entries = fetch_journal(journal_url, last, timeout)
+            lines = journal_lines(entries)
+        except JournalUnreadable as err:
+            click.echo(printable(f"mockllama explain: cannot read the journal of {scrub_text(journal_url)}: {err}. "
+                                 "Is `mockllama serve` running there?"), err=True)
             sys.exit(2)
-        for line in journal_lines(entries):
+        for line in lines:
             click.echo(line)
         return
 

@@ -100,8 +100,10 @@ def test_cors_origin_restricts_it(start_server):
     assert other in message and allowed in message and "--cors-origin" in message
     assert json.loads(body)["error"]["type"] == "permission_error"  # llama-server's type for a 403
     interaction = CUT.find("POST", "/v1/responses", False)
-    status, headers, _ = call(restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction), {"Origin": other})
-    assert status == 200 and _cors(headers) == {}  # served, but a browser on that origin may not read it
+    status, headers, body = call(restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction),
+                                 {"Origin": other})
+    assert status == 403 and _cors(headers) == {}  # refused before anything is done, not only kept from the page
+    assert json.loads(body)["error"]["message"] == message
     status, headers, _ = call(restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction), {"Origin": allowed})
     assert status == 200 and _cors(headers) == {"access-control-allow-origin": [allowed]}
     status, headers, _ = call(restricted.url, "GET", "/health")  # no Origin: not a browser, answered as always
@@ -124,3 +126,31 @@ def test_serve_refuses_a_bad_cors_origin():
     assert result.exit_code == 2
     assert "--cors-origin" in result.output and "scheme://host[:port]" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("method", "path", "content_type"), [
+    ("POST", "/v1/responses", "text/plain"),  # a "simple" request: a browser sends it with no preflight
+    ("POST", "/v1/chat/completions", "application/x-www-form-urlencoded"),
+    ("GET", "/_mockllama/journal", None),
+    ("GET", "/_mockllama/scenarios.json", None),
+    ("DELETE", "/_mockllama/journal", None),
+    ("GET", "/no/such/path", None),
+])
+def test_cors_origin_refuses_every_request_from_another_origin_before_doing_anything(start_server, method, path,
+                                                                                     content_type):
+    restricted = start_server(cors_origins=("http://localhost:5173",))
+    body = request_bytes(CUT.find("POST", "/v1/responses", False)) if method == "POST" else b""
+    headers = {"Origin": "http://elsewhere.test", **({"Content-Type": content_type} if content_type else {})}
+    status, reply_headers, reply = call(restricted.url, method, path, body, headers)
+    assert status == 403 and _cors(reply_headers) == {}
+    error = json.loads(reply)["error"]
+    assert error["type"] == "permission_error" and "'http://elsewhere.test' is not allowed" in error["message"]
+    status, _, journal = call(restricted.url, "GET", "/_mockllama/journal")
+    assert status == 200 and json.loads(journal)["entries"] == []  # nothing was answered, nor cleared
+
+
+def test_without_cors_origin_any_origin_is_answered_as_llama_server_does(server):
+    status, headers, _ = call(server.url, "POST", "/fixed/v1/responses",
+                              request_bytes(CUT.find("POST", "/v1/responses", False)),
+                              {"Origin": "http://elsewhere.test", "Content-Type": "text/plain"})
+    assert status == 200 and _cors(headers) == {"access-control-allow-origin": ["http://elsewhere.test"]}

@@ -197,3 +197,34 @@ def test_the_journal_records_each_fault_and_what_went_out(start_server):
         ("status=500", 500, False, True, len(recorded_errors(SCENARIOS)[500].body)),
         ("stall=0", 200, True, True, len(recorded(True).body)),
     ]
+
+
+# A number too large to wait for (asyncio.sleep raises OverflowError), or not written in ASCII digits,
+# is a bad fault like any other: a 400 in llama-server's shape, and a refused start for --fault.
+HUGE = "9" * 400
+
+
+@pytest.mark.parametrize("fault", [f"stall={HUGE}", f"stall-between={HUGE}", f"disconnect={HUGE}",
+                                   f"status={HUGE}", "stall=1" + "0" * 9])
+def test_a_fault_value_out_of_range_is_a_400(server, fault):
+    for stream in (False, True):
+        status, _, body = post_json(server.url, "/v1/responses", {**PLAIN, "stream": stream},
+                                    {"X-Mockllama-Fault": fault})
+        error = json.loads(body)["error"]
+        assert (status, error["type"]) == (400, "invalid_request_error"), body
+        assert "bad X-Mockllama-Fault" in error["message"] and "0 to 999999999" in error["message"]
+
+
+@pytest.mark.parametrize("value", ["\u0663", "\u00b2", "0x10", "1e3", "+5", "1_000"])
+def test_a_fault_value_must_be_ascii_digits(value):
+    with pytest.raises(ValueError, match="0 to 999999999"):
+        parse_fault(f"disconnect={value}")
+
+
+def test_a_fault_value_out_of_range_stops_start_up():
+    with pytest.raises(ValueError, match="0 to 999999999"):
+        FaultPlan.build(SCENARIOS, {"*": f"stall={HUGE}"})
+
+
+def test_the_largest_fault_value_is_accepted():
+    assert parse_fault("stall=999999999").value == 999_999_999

@@ -15,7 +15,7 @@ from recordings import SCENARIOS
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_scenarios
-from mockllama.recordings.scrub import is_secret_header, scrub_command
+from mockllama.wire.scrub import is_secret_header, scrub_command
 from mockllama.server.background import BackgroundServer
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

@@ -218,7 +218,7 @@ class _Parsed:
         return self.data
 
 
-def _read_cassette(path: Path):
+def read_cassette(path: Path):
     """vcrpy's (requests, responses), from YAML parsed safely here and read by vcrpy's own deserializer."""
     try:
         if path.stat().st_size == 0:
@@ -251,7 +251,7 @@ def _read_cassette(path: Path):
 def load_cassette(path: Path, setup: str = DEFAULT_SETUP) -> Scenario:
     """Read one cassette: YAML parsed safely, then vcrpy's own reading of it, then checked for use."""
     path = Path(path)
-    requests, responses = _read_cassette(path)
+    requests, responses = read_cassette(path)
     if not requests:
         raise CassetteError(path, "the cassette holds no interactions")
     scenario = Scenario(name=path.stem, source=path, setup=setup)

@@ -14,6 +14,8 @@ import datetime
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +23,14 @@ import aiohttp
 
 from mockllama import __version__
 from mockllama.recordings.catalogue import CatalogueError, CatalogueScenario, PlannedRequest, responses_requests
-from mockllama.recordings.scrub import is_secret_header, scrub_command, scrub_text, split_credentials
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.scrub import (
+    is_secret_header,
+    scrub_command,
+    scrub_header_value,
+    scrub_text,
+    split_credentials,
+)
 
 PROVENANCE_FILE = "provenance.json"
 # A cut-off reply is kilobytes; a reply this large is a server gone wrong, not a recording.
@@ -79,10 +87,13 @@ class ReplyTooLarge(RecordError):
 
 
 def scrub_request(request):
-    """Every header named like a credential goes, whatever its exact name; the URI keeps no user:password."""
+    """Every header named like a credential goes, whatever its exact name, and every credential in
+    another header's value; the URI keeps no user:password."""
     for name in list(request.headers):
         if is_secret_header(name):
             del request.headers[name]
+        else:
+            request.headers[name] = scrub_header_value(name, str(request.headers[name]))
     request.uri = split_credentials(request.uri)[0]
     return request
 
@@ -92,14 +103,34 @@ def scrub_response(response: dict) -> dict:
     for name in list(headers):
         if is_secret_header(name):
             del headers[name]
+        else:
+            values = headers[name]
+            headers[name] = ([scrub_header_value(name, str(value)) for value in values]
+                             if isinstance(values, list) else scrub_header_value(name, str(values)))
     return response
 
 
-def save_cassette(path: Path, pairs: list) -> None:
+@contextlib.contextmanager
+def partial_file(path: Path):
+    """A temporary path for writing ``path``, renamed into place by the caller. It lies in a fresh
+    directory of its own (``mkdtemp``: an unpredictable name, private to this user), so nothing
+    planted beside ``path`` (a link at a guessable name) can be written through; the rename
+    replaces a link at ``path`` itself, never what it points to. Its suffix is no cassette's, so
+    one left behind by a killed process is never loaded. The directory goes once done."""
+    private = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    try:
+        yield private / f"{path.name}.partial"
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def save_cassette(path: Path, pairs: list, check=lambda written: None):
     """Write ``(vcr Request, response dict)`` pairs as one cassette, the way ``record`` writes them:
     the same scrubbing, vcrpy's own persister and serializer, and a temporary file renamed into
-    place, so a reader sees the old cassette or the whole new one, never half of one."""
-    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    place, so a reader sees the old cassette or the whole new one, never half of one.
+
+    ``check(written)`` reads the temporary file before the rename and raises if it must not
+    replace ``path``; what it returns is returned."""
     scrubbed = [(scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response)))
                 for request, response in pairs]
     # vcr imported here and in _vcr: importing it loads its patches for every HTTP library, 0.4 s
@@ -107,13 +138,13 @@ def save_cassette(path: Path, pairs: list) -> None:
     from vcr.persisters.filesystem import FilesystemPersister
     from vcr.serializers import yamlserializer
 
-    try:
+    with partial_file(path) as partial:
         FilesystemPersister.save_cassette(
             partial, {"requests": [r for r, _ in scrubbed], "responses": [r for _, r in scrubbed]}, yamlserializer
         )
+        checked = check(partial)
         os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    return checked
 
 
 class _CappedResponse(aiohttp.ClientResponse):
@@ -270,31 +301,25 @@ async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, tim
     """Record one scenario into ``out_dir/NAME.yaml``, or leave any old cassette as it was. A reply
     over ``max_reply_bytes`` fails this scenario alone; the server failing stops the whole run."""
     final = out_dir / f"{entry.name}.yaml"
-    partial = out_dir / f".{entry.name}.yaml.partial-{os.getpid()}"
-    partial.unlink(missing_ok=True)
     try:
-        with _vcr().use_cassette(str(partial), record_on_exception=False):
-            async with _session(timeout, headers, max_reply_bytes, auth) as session:
-                replies = await _send_turns(session, url, entry)
-        os.replace(partial, final)
+        with partial_file(final) as partial:
+            with _vcr().use_cassette(str(partial), record_on_exception=False):
+                async with _session(timeout, headers, max_reply_bytes, auth) as session:
+                    replies = await _send_turns(session, url, entry)
+            os.replace(partial, final)
     except ReplyTooLarge as err:
         return Outcome(entry.name, f"FAILED: {err}", failed=True)
     except aiohttp.ClientError as err:
         raise _client_error(url, err, f"failed while recording {entry.name!r}") from None
     except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} took over {timeout:g} s to answer while recording {entry.name!r}") from None
-    finally:
-        partial.unlink(missing_ok=True)
     return Outcome(entry.name, _summarise(entry, replies))
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
-    try:
+    with partial_file(path) as partial:
         partial.write_text(text, encoding="utf-8")
         os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str | None,

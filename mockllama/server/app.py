@@ -6,6 +6,7 @@ behaviour transform -> writer.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from dataclasses import dataclass
@@ -34,6 +35,9 @@ log = logging.getLogger("mockllama")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 18090
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+# Seconds a request body may take to arrive in full once its head is in, as nginx's
+# client_body_timeout (60 s).
+DEFAULT_BODY_TIMEOUT = 60.0
 
 POST_ROUTES = (RESPONSES_PATH, CHAT_PATH, MESSAGES_PATH)
 GET_ROUTES = ("/health", "/v1/models", "/props")
@@ -51,6 +55,7 @@ class Settings:
     max_body_bytes: int
     pace: float | None = None  # None: instant; else divide the recorded timings by this
     allowed_hosts: frozenset[str] = frozenset()  # empty: any Host header, as llama-server
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
 
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -188,10 +193,18 @@ def choose_behaviour(request: web.Request, from_prefix: str | None, default: str
     return behaviour
 
 
-async def _read_body(request: web.Request, limit: int) -> bytes:
+async def _read_body(request: web.Request, limit: int, timeout: float) -> bytes:
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    return await request.read()  # aiohttp enforces client_max_size on bodies of unknown length
+    if request.content.is_eof():  # the usual case: the body came with the head, nothing to wait for
+        return await request.read()
+    try:
+        # aiohttp enforces client_max_size on bodies of unknown length, and waits for one as long as
+        # the connection lives: a body that stops short of its Content-Length would hold it for ever
+        return await asyncio.wait_for(request.read(), timeout)
+    except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
+        raise RequestError(408, f"mockllama: the request body did not arrive in full within {timeout:g} s "
+                                "(serve --body-timeout).") from None
 
 
 @lru_cache(maxsize=4096)
@@ -213,7 +226,9 @@ async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
     from_prefix, path = split_behaviour_prefix(request.path)
     require_method(request, "GET" if path in GET_ROUTES else "POST")
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
-    raw = await _read_body(request, settings.max_body_bytes) if request.method == "POST" else b""
+    raw = b""
+    if request.method == "POST":
+        raw = await _read_body(request, settings.max_body_bytes, settings.body_timeout)
     trace_of(request).raw = raw
     refuse_deep_nesting(raw)
     method = "GET" if request.method == "HEAD" else request.method  # HEAD is answered as GET
@@ -310,6 +325,7 @@ def create_replay_app(
     allowed_hosts: tuple[str, ...] = (),
     faults: dict[str, str] | None = None,
     cors_origins: tuple[str, ...] = (),
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     route: Callable[[web.Application], Handler] | None = None,
     pages: tuple[Callable[[web.Application], None], ...] = (),
 ) -> web.Application:
@@ -321,7 +337,8 @@ def create_replay_app(
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes, middlewares=[as_llama_server_parses])
     app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback, setup), behaviour, max_body_bytes, pace,
-                             allowed_hosts=frozenset(host_name(host) for host in allowed_hosts))
+                             allowed_hosts=frozenset(host_name(host) for host in allowed_hosts),
+                             body_timeout=body_timeout)
     app[JOURNAL] = Journal(journal_size)
     app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
     cors.install(app, cors_origins)

@@ -7,8 +7,11 @@ llama-server b11434 (checked live in ``tests/live/test_live_cors.py``):
   included (an empty value when the request sent no ``Origin``).
 
 ``serve --cors-origin ORIGIN`` (repeatable) restricts this to the origins named: a preflight from
-any other origin gets a 403, and its replies carry no ``Access-Control-Allow-Origin``, so a
-browser refuses them.
+any other origin gets a 403, and so does every other request that says it comes from one, before
+anything is done for it. Withholding ``Access-Control-Allow-Origin`` only keeps the reply from the
+page; a "simple" request (a POST of ``text/plain``, which needs no preflight) would still be
+served, journalled, and, under ``serve --upstream``, sent upstream with its credentials and
+recorded. A request without ``Origin`` (curl, SDKs, tests) is not a browser's, and is answered.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from mockllama.wire.errors import RequestError
+from mockllama.wire.errors import RequestError, error_body
 
 ALLOW_ORIGIN = "Access-Control-Allow-Origin"
 # What llama-server adds to a preflight beside the allowed origin, in its order.
@@ -40,16 +43,38 @@ class CorsPolicy:
 CORS = web.AppKey("cors", CorsPolicy)
 
 
+def _not_allowed(policy: CorsPolicy, origin: str) -> str:
+    allowed = ", ".join(sorted(policy.origins))
+    return (f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
+            f"(serve --cors-origin ORIGIN, repeatable).")
+
+
 async def preflight(request: web.Request) -> web.Response:
     """An ``OPTIONS`` request on any path: llama-server's preflight answer (``header_hook`` adds the
     origin), or a RequestError for an origin ``--cors-origin`` leaves out."""
     policy = request.app[CORS]
     origin = request.headers.get("Origin")
     if not policy.allows(origin):
-        allowed = ", ".join(sorted(policy.origins))
-        raise RequestError(403, f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
-                                f"(serve --cors-origin ORIGIN, repeatable).")
+        raise RequestError(403, _not_allowed(policy, origin))
     return web.Response(status=200, headers=PREFLIGHT_HEADERS, content_type="text/html")
+
+
+def refusing_middleware(policy: CorsPolicy):
+    """With ``--cors-origin``: a request from another origin gets a 403 before any handler runs
+    (the preflight route answers its own). A middleware, so that the default, any origin, costs
+    nothing on the hot path: it is installed only when origins are named."""
+
+    @web.middleware
+    async def refuse_other_origins(request: web.Request, handler):
+        origin = request.headers.get("Origin")
+        if policy.allows(origin) or request.method == "OPTIONS":
+            return await handler(request)
+        # The X-Mockllama-* headers mark it as mockllama's own reply, in llama-server's shape.
+        return web.Response(status=403, body=error_body(403, _not_allowed(policy, origin)),
+                            content_type="application/json",
+                            headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"})
+
+    return refuse_other_origins
 
 
 def header_hook(policy: CorsPolicy):
@@ -86,3 +111,5 @@ def install(app: web.Application, origins=()) -> None:
     """Give ``app`` llama-server's CORS; ``origins`` (empty: any) restricts it."""
     app[CORS] = CorsPolicy(frozenset(check_origin(origin) for origin in origins))
     app.on_response_prepare.append(header_hook(app[CORS]))
+    if app[CORS].origins:
+        app.middlewares.append(refusing_middleware(app[CORS]))

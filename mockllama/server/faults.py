@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -36,6 +37,10 @@ log = logging.getLogger("mockllama")
 
 FAULT_HEADER = "X-Mockllama-Fault"
 EVERY_SCENARIO = "*"
+# ASCII digits only (str.isdigit also takes "²" and "٣"), and few enough of them for any wait: a
+# stall of 400 digits made asyncio.sleep raise OverflowError. 999999999 ms is over eleven days.
+WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")
+MAX_VALUE = 999_999_999
 
 # name -> (what its value is, or None when it takes none; what it does)
 FAULTS = {
@@ -74,8 +79,9 @@ def parse_fault(text: str) -> Fault:
             raise ValueError(f"the fault {name} takes no value (got {text.strip()!r})")
         return Fault(name)
     value = value.strip()
-    if not value.isdigit():
-        raise ValueError(f"the fault {name} needs a whole number: {name}={wanted} (got {text.strip()!r})")
+    if not WHOLE_NUMBER.fullmatch(value):
+        raise ValueError(f"the fault {name} needs a whole number: {name}={wanted}, {wanted} from 0 to {MAX_VALUE} "
+                         f"(got {text.strip()!r})")
     return Fault(name, int(value))
 
 

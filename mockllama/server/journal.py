@@ -92,7 +92,7 @@ class Entry:
             return text
         try:
             return json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # a body nested too deep for the parser is shown as text
             return text
 
     def to_dict(self) -> dict:

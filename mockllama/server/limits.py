@@ -1,9 +1,10 @@
 """Process limits for the server: as many open sockets as the system allows, and a quiet log
-when even that runs out.
+when even that runs out, or when a client sends what is not HTTP.
 
 With the usual soft limit of 1024 open files, a thousand idle clients starve new ones. And when
 accept() fails for want of file descriptors, asyncio logs a traceback for every attempt, many
 times a second (tens of thousands of lines in a few seconds); one line a second says as much.
+Likewise aiohttp logs a traceback for every request its parser refuses; one line says as much.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import asyncio
 import logging
 import math
 import time
+
+from aiohttp.http_exceptions import HttpProcessingError
+
+from mockllama.wire.terminal import printable
 
 try:
     import resource
@@ -77,3 +82,18 @@ async def quiet_accept_errors(app) -> None:
     """aiohttp on_startup hook: install AcceptErrorLog on the running loop."""
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(AcceptErrorLog(loop.get_exception_handler()))
+
+
+class UnparsableRequestLog(logging.Filter):
+    """A filter for aiohttp's ``aiohttp.server`` logger: a request its HTTP parser refused (it
+    answers those itself, a plain 400) is logged as one warning line instead of a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        refused = record.exc_info[1] if record.exc_info else None
+        if isinstance(refused, HttpProcessingError) and str(record.msg).startswith("Error handling request"):
+            reason = printable(" ".join(str(refused.message).split()))[:200]
+            record.msg = "mockllama: refused a request from %s that is not valid HTTP (%s: %s)"
+            record.args = (*record.args[:1], refused.code, reason) if record.args else ("?", refused.code, reason)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True

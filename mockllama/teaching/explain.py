@@ -11,8 +11,8 @@ import textwrap
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import BEHAVIOURS, reply_for
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario
-from mockllama.teaching.terminal import printable
 from mockllama.wire.routes import RESPONSES_PATH
+from mockllama.wire.terminal import printable
 
 ABSENT = "(absent)"
 LAST_EVENTS = 3
@@ -267,18 +267,7 @@ def render(told: dict) -> list[str]:
     return [*lines, ""]
 
 
-# --- the journal: what a client sent, for a person demoing -----------------------------------
-
-JOURNAL_PATH = "/_mockllama/journal"
-
-
-def fetch_journal(url: str, last: int, timeout: float = 10.0) -> list[dict]:
-    """The last ``last`` entries of a running mockllama's journal (``url`` is its root)."""
-    import urllib.request
-
-    with urllib.request.urlopen(url.rstrip("/") + JOURNAL_PATH, timeout=timeout) as reply:
-        entries = json.load(reply)["entries"]
-    return entries[-last:] if last else []
+# --- the journal: what a client sent, for a person demoing (journal_client fetches it) ---------
 
 
 def _outcome(entry: dict) -> str:
@@ -290,7 +279,9 @@ def _outcome(entry: dict) -> str:
 
 
 def journal_lines(entries: list[dict]) -> list[str]:
-    """Each journalled request: when, what, how it was answered, and the body that was sent."""
+    """Each journalled request: when, what, how it was answered, and the body that was sent. Every
+    value came from a client (any web page can send one), so each line is made printable: no
+    escape sequence reaches the terminal."""
     import time
 
     if not entries:
@@ -299,12 +290,20 @@ def journal_lines(entries: list[dict]) -> list[str]:
     for entry in entries:
         when = time.strftime("%H:%M:%S", time.localtime(entry["time"]))
         chosen = f"{entry['scenario']} ({entry['selected_by']})" if entry["scenario"] else "no scenario"
-        lines.append(_cell(f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
-                           f"{entry['behaviour']}  {chosen}", WIDTH))
-        lines.append(_cell(f"      {_outcome(entry)}", WIDTH))
+        lines.append(f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
+                     f"{entry['behaviour']}  {chosen}")
+        lines.append(f"      {_outcome(entry)}")
         if entry.get("error"):
-            lines.append(_cell(f"      error: {entry['error']}", WIDTH))
+            lines.append(f"      error: {entry['error']}")
         if entry.get("body") is not None:
-            body = entry["body"] if isinstance(entry["body"], str) else json.dumps(entry["body"], ensure_ascii=False)
-            lines.append(_cell(f"      sent: {body}", WIDTH))
-    return lines
+            lines.append(f"      sent: {_shown_body(entry['body'])}")
+    return [_cell(printable(line), WIDTH) for line in lines]
+
+
+def _shown_body(body) -> str:
+    if isinstance(body, str):
+        return body
+    try:
+        return json.dumps(body, ensure_ascii=False)
+    except (RecursionError, ValueError):
+        return "(JSON nested too deeply to show)"

@@ -15,15 +15,17 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
-from mockllama.recordings.scrub import is_secret_header
 from mockllama.wire.errors import RequestError
 from mockllama.wire.headers import HOP_BY_HOP
+from mockllama.wire.scrub import is_secret_header, scrub_header_value
 
 DEFAULT_TIMEOUT = 300.0
-# Not forwarded: hop-by-hop headers, the ones aiohttp computes, and mockllama's own.
+# Not forwarded: hop-by-hop headers (RFC 9110 section 7.6.1, and those the client's Connection
+# names), the ones aiohttp computes, and mockllama's own. Nor Origin: the upstream is reached by
+# mockllama, not by the page, and only --cors-origin judges the page.
 NOT_FORWARDED = frozenset({
     "connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-    "upgrade", "host", "accept-encoding",
+    "upgrade", "host", "accept-encoding", "origin", "proxy-authorization", "proxy-authenticate", "expect",
 })
 
 
@@ -72,11 +74,15 @@ def open_session(upstream: Upstream) -> aiohttp.ClientSession:
 
 
 def forwarded_headers(headers, upstream: Upstream) -> CIMultiDict:
-    """The client's headers as the upstream should get them. Credentials in the upstream URL
-    replace the client's Authorization; nothing here is ever written to disk."""
+    """The client's headers (a mapping, or (name, value) pairs) as the upstream should get them.
+    Credentials in the upstream URL replace the client's Authorization; nothing here is ever
+    written to disk."""
+    pairs = list(headers.items() if hasattr(headers, "items") else headers)
+    named = {token.strip().lower() for name, value in pairs if name.lower() == "connection"
+             for token in value.split(",")}
     kept = CIMultiDict(
-        (name, value) for name, value in headers.items()
-        if name.lower() not in NOT_FORWARDED and not name.lower().startswith("x-mockllama-")
+        (name, value) for name, value in pairs
+        if name.lower() not in NOT_FORWARDED | named and not name.lower().startswith("x-mockllama-")
     )
     kept["Accept-Encoding"] = "identity"  # what is recorded is what was sent, uncompressed
     if upstream.authorization is not None:
@@ -103,7 +109,8 @@ UPSTREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
 def reply_headers(headers) -> list[tuple[str, str]]:
-    """The upstream's reply headers as a replay of its recording would send them."""
-    return [(name, value) for name, value in headers.items()
+    """The upstream's reply headers as a replay of its recording would send them: scrubbed as
+    ``record`` scrubs what it writes."""
+    return [(name, scrub_header_value(name, value)) for name, value in headers.items()
             if name.lower() not in HOP_BY_HOP and not is_secret_header(name)]
 

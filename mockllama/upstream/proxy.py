@@ -5,6 +5,9 @@
   status, its headers as a replay would send them, and each SSE block as soon as it is complete.
 - ``fixed`` and ``spec`` on ``/v1/responses`` need the chat twin to decide the status, so they
   wait for the recording (request and twin) and are answered from it, as any later replay is.
+- A request with a fault (``X-Mockllama-Fault``, or ``serve --fault`` for its scenario or ``*``)
+  waits for the recording too, and the fault is applied to it by the same writer as on a hit. A
+  bad fault header is refused before anything is forwarded, as a hit refuses it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from mockllama.server.app import (
     read_request,
     send_selection,
 )
+from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN
 from mockllama.server.journal import journalled, trace_of
 from mockllama.upstream.client import reply_headers
 from mockllama.upstream.record_mode import RecordMode, decide
@@ -67,9 +71,13 @@ async def replay_or_record(request: web.Request) -> web.StreamResponse:
     )
     if selection is not None:
         return await send_selection(request, behaviour, selection, raw)
-    sent = Sent(method, path, request.query_string, raw, tuple(request.headers.items()), scenario_header)
+    faults = request.app[FAULT_PLAN]
+    faults.choose(request.headers.get(FAULT_HEADER), "")  # a bad header: the 400 a hit gets, before forwarding
+    query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
+    sent = Sent(method, path, query, raw, tuple(request.headers.items()), scenario_header)
     flight = recorder.flight_for(sent)
-    if _answers_live(behaviour, path):
+    faulted = faults.choose(request.headers.get(FAULT_HEADER), flight.name) is not None
+    if _answers_live(behaviour, path) and not faulted:
         return await _forward(request, flight, behaviour)
     interaction = await flight.recorded
     return await send_selection(request, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)

@@ -11,13 +11,16 @@ What a flight does, in order:
    ``mockllama record`` uses, with the same stream flag. The twin is sent only once the first
    reply is complete: a client following the stream never shares the upstream with it;
 4. writes the cassette the way ``record`` does (scrubbed, atomically; ``record.save_cassette``),
-   updates ``provenance.json``, loads the cassette back and adds it to the live matcher.
-Nothing is written unless every step succeeded.
+   loads it from its temporary file with the loader ``serve`` uses, and only then renames it
+   into place, updates ``provenance.json`` and adds it to the live matcher.
+Nothing is written unless every step succeeded, and nothing that would not load: a reply that
+cannot be recorded reaches a waiting client as a 502 that says why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -27,24 +30,42 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from mockllama.matching.canonical import canonical_key
 from mockllama.matching.matcher import Matcher
-from mockllama.recordings.cassettes import CASSETTE_SUFFIXES, Interaction, Scenario, load_cassette
+from mockllama.recordings.cassettes import (
+    CASSETTE_SUFFIXES,
+    CassetteError,
+    Interaction,
+    Scenario,
+    load_cassette,
+    read_cassette,  # the safe reading every load uses
+)
 from mockllama.recordings.catalogue import PlannedRequest
 from mockllama.recordings.chat_twin import chat_twin
-from mockllama.recordings.record import Outcome, RecordError, ServerInfo, probe, save_cassette, write_provenance
+from mockllama.recordings.record import (
+    DEFAULT_MAX_REPLY_BYTES,
+    Outcome,
+    RecordError,
+    ServerInfo,
+    probe,
+    save_cassette,
+    write_provenance,
+)
 from mockllama.upstream.client import UPSTREAM_ERRORS, Upstream, forwarded_headers, open_session, unreachable
 from mockllama.upstream.record_mode import RecordMode
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.terminal import printable
 
 log = logging.getLogger("mockllama")
 
 DEFAULT_RECORD_DIR = "mockllama-cassettes"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
-BLOCK_END = b"\n\n"
+# A blank line ends an SSE block; the spec lets a line end in CRLF, LF or CR alone.
+BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n){2}")
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,8 @@ class RecordOnMiss:
     upstream: Upstream
     record_to: Path
     mode: RecordMode = RecordMode.NEW
+    # as `record --max-reply-bytes`: a recording is served from memory, so a reply's size is bounded
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
 
 
 @dataclass(frozen=True)
@@ -62,7 +85,7 @@ class Sent:
 
     method: str
     path: str  # without the behaviour prefix
-    query: str
+    query: str  # raw, as the client wrote it
     raw: bytes
     headers: tuple[tuple[str, str], ...]
     scenario_header: str | None
@@ -139,6 +162,15 @@ class Flight:
             await self._more.wait()
 
 
+def block_end(pending: bytearray) -> int:
+    """Where the first whole SSE block in ``pending`` ends, or -1. A CR at the very end may be the
+    first half of a CRLF still on its way, so it ends nothing yet."""
+    found = BLANK_LINE.search(pending)
+    if found is None or (found.end() == len(pending) and pending.endswith(b"\r")):
+        return -1
+    return found.end()
+
+
 def prompt_text(body) -> str:
     """The last user turn's text, for a readable file name."""
     if not isinstance(body, dict):
@@ -168,7 +200,8 @@ def slug_name(sent: Sent) -> str:
         limit = next((body[k] for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
                       if isinstance(body.get(k), int)), None)
     same = canonical_key(sent.path, {**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
-    digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode()).hexdigest()[:6]
+    # surrogatepass: a lone surrogate ("\ud800") is valid in a JSON string, not in UTF-8
+    digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode("utf-8", "surrogatepass")).hexdigest()[:6]
     return "-".join([words, *([str(limit)] if limit is not None else []), digest])
 
 
@@ -260,22 +293,36 @@ class Recorder:
         return flight
 
     def target_name(self, sent: Sent) -> str:
-        """The scenario to record into: the X-Mockllama-Scenario header's, else a slug."""
+        """The scenario to record into: the X-Mockllama-Scenario header's, else a slug. Only the
+        record directory's own NAME.yaml is ever recorded into: a name another loaded cassette
+        holds is refused when a client chose it, and passed over (``-2``, ``-3``...) when it is a
+        slug, so that the next start never finds one name twice."""
         if sent.scenario_header is None:
-            return slug_name(sent)
+            slug = name = slug_name(sent)
+            number = 1
+            while not self._ours(name):
+                number += 1
+                name = f"{slug}-{number}"
+            return name
         name = sent.scenario_header.strip()
         if not NAME.fullmatch(name):
             raise RequestError(400, f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): "
                                     "a name is a file name of letters, digits, '.', '_' and '-'.")
-        owner = self.matcher.scenarios.get(name)
-        if owner is not None and not self._in_record_dir(owner.source):
+        if not self._ours(name):
             raise RequestError(400, f"mockllama: the scenario {name!r} (from X-Mockllama-Scenario) comes from "
-                                    f"{owner.source}, not from the record directory {self.options.record_to}, and "
-                                    "is never recorded over. Choose another name to record this request.")
+                                    f"{self.matcher.scenarios[name].source}, not from the record directory's "
+                                    f"{self._file(name)}, and is never recorded over. Choose another name to "
+                                    "record this request.")
         return name
 
-    def _in_record_dir(self, path: Path) -> bool:
-        return path.resolve().is_relative_to(self.options.record_to.resolve())
+    def _file(self, name: str) -> Path:
+        return self.options.record_to / f"{name}.yaml"
+
+    def _ours(self, name: str) -> bool:
+        """Whether recording into NAME.yaml leaves every loaded name once: no scenario has it yet,
+        or the one that has it is that very file."""
+        owner = self.matcher.scenarios.get(name)
+        return owner is None or owner.source.resolve() == self._file(name).resolve()
 
     async def _fly(self, flight: Flight) -> None:
         upstream = self.options.upstream
@@ -305,7 +352,7 @@ class Recorder:
         """The upstream's /props and /v1/models, read once: provenance, and proof it is llama-server."""
         if self._info is None:
             upstream = self.options.upstream
-            headers = dict(forwarded_headers(dict(client_headers), upstream))
+            headers = dict(forwarded_headers(client_headers, upstream))
             try:
                 self._info = await probe(upstream.url, upstream.timeout, headers)
             except RecordError as err:
@@ -318,7 +365,11 @@ class Recorder:
         if sent.path != RESPONSES_PATH or status != 200 or not isinstance(body, dict):
             return None
         try:
-            return PlannedRequest("POST", CHAT_PATH, json=chat_twin(body)).body_text().encode("utf-8")
+            twin = chat_twin(body)
+            try:
+                return PlannedRequest("POST", CHAT_PATH, json=twin).body_text().encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate from the request: \u escapes are valid JSON
+                return json.dumps(twin).encode("ascii")
         except (KeyError, TypeError, AttributeError, ValueError):
             log.warning("mockllama: no chat twin for %r: its input cannot be converted", sent.path)
             return None
@@ -327,21 +378,22 @@ class Recorder:
         """One upstream request, as a vcrpy (request, response) pair. With a flight, the reply is
         handed on as it arrives: the head first, then each SSE block, or the whole body."""
         upstream = self.options.upstream
-        headers = forwarded_headers(dict(client_headers), upstream)
+        headers = forwarded_headers(client_headers, upstream)
         if not flight:  # the chat twin: mockllama's own JSON
             headers["Content-Type"] = "application/json"
         query = f"?{flight.sent.query}" if flight and flight.sent.query else ""
-        async with self.session.request(method, upstream.url + path + query, data=raw or None, headers=headers,
+        target = URL(upstream.url + path + query, encoded=True)  # the client's query, not re-encoded
+        async with self.session.request(method, target, data=raw or None, headers=headers,
                                         allow_redirects=False) as response:
             stream = response.content_type == "text/event-stream"
             if flight:
                 flight.head.set_result(Head(response.status, response.reason or "", tuple(response.headers.items()),
                                             stream))
-            body = await (self._relay(response, flight) if flight else response.read())
+            body = await (self._relay(response, flight) if flight else self._read(response))
             if flight:
                 flight.finish()
             recorded_headers = {name: str(headers[name]) for name in RECORDED_REQUEST_HEADERS if name in headers}
-            from vcr.request import Request as VcrRequest  # not at the top: see cassettes._read_cassette
+            from vcr.request import Request as VcrRequest  # not at the top: see cassettes.read_cassette
 
             request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
             reply = {
@@ -351,19 +403,42 @@ class Recorder:
             }
         return request, reply
 
-    @staticmethod
-    async def _relay(response: aiohttp.ClientResponse, flight: Flight) -> bytes:
+    def _too_large(self, response: aiohttp.ClientResponse) -> RequestError:
+        """Stop reading a reply over the cap: it is never recorded, nor held any longer."""
+        response.close()
+        cap = self.options.max_reply_bytes
+        return RequestError(502, f"mockllama: the upstream llama-server at {self.options.upstream.url} answered "
+                                 f"{response.method} {response.url.path} with more than {cap} bytes; mockllama "
+                                 "stopped reading it and nothing was recorded. Raise serve --max-reply-bytes if "
+                                 "that is really wanted.")
+
+    async def _chunks(self, response: aiohttp.ClientResponse):
+        """The reply's bytes as they arrive, up to the cap (a Content-Length over it stops at once)."""
+        cap = self.options.max_reply_bytes
+        if response.content_length is not None and response.content_length > cap:
+            raise self._too_large(response)
+        total = 0
+        async for chunk in response.content.iter_any():
+            total += len(chunk)
+            if total > cap:
+                raise self._too_large(response)
+            yield chunk
+
+    async def _read(self, response: aiohttp.ClientResponse) -> bytes:
+        return b"".join([chunk async for chunk in self._chunks(response)])
+
+    async def _relay(self, response: aiohttp.ClientResponse, flight: Flight) -> bytes:
         if response.content_type != "text/event-stream":
-            flight.push(await response.read())
+            flight.push(await self._read(response))
             return flight.blocks[0]
         pending = bytearray()
-        async for chunk in response.content.iter_any():
+        async for chunk in self._chunks(response):
             pending += chunk
-            end = pending.find(BLOCK_END)
-            while end >= 0:  # whole SSE blocks, as a replay writes them
-                flight.push(bytes(pending[: end + len(BLOCK_END)]))
-                del pending[: end + len(BLOCK_END)]
-                end = pending.find(BLOCK_END)
+            end = block_end(pending)
+            while end >= 0:  # whole SSE blocks, as they arrive
+                flight.push(bytes(pending[:end]))
+                del pending[:end]
+                end = block_end(pending)
         if pending:
             flight.push(bytes(pending))
         return b"".join(flight.blocks)
@@ -371,24 +446,57 @@ class Recorder:
     def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
         """Merge into NAME.yaml (an interaction with the same method, path and stream flag is
         replaced), write it as ``record`` does, and serve it from now on. No await in here: no
-        other flight can interleave between reading the old cassette and writing the new one."""
+        other flight can interleave between reading the old cassette and writing the new one.
+
+        What is written is first read back from its temporary file by the loader ``serve`` uses;
+        only a cassette that loads is renamed into place, so no upstream reply can leave the
+        record directory unloadable, nor spoil a good recording it would have joined."""
         directory = self.options.record_to
-        directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{flight.name}.yaml"
+        problem = unrecordable(pairs)
+        if problem:
+            raise self._not_recorded(flight, problem)
         kept = []
         if path.is_file():
-            from vcr.persisters.filesystem import FilesystemPersister  # not at the top: see cassettes._read_cassette
-            from vcr.serializers import yamlserializer
-
-            requests, responses = FilesystemPersister.load_cassette(path, yamlserializer)[:2]
+            try:
+                requests, responses = read_cassette(path)
+            except CassetteError as err:
+                raise self._not_recorded(flight, f"the existing {path.name} cannot be read ({err.reason})") from None
             replaced = {_vcr_key(request) for request, _ in pairs}
             kept = [(q, r) for q, r in zip(requests, responses) if _vcr_key(q) not in replaced]
-        save_cassette(path, kept + pairs)
-        scenario = load_cassette(path)  # what `serve --cassettes DIR` will read, byte for byte
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            scenario = save_cassette(path, kept + pairs, check=lambda written: _loaded_as(written, flight.name, path))
+        except CassetteError as err:
+            raise self._not_recorded(flight, err.reason) from None
         self.matcher.add(scenario)
         self.on_recorded()
-        interaction = scenario.find(*_request_key(flight.sent.method, flight.sent.path, flight.sent.raw))
+        interaction = scenario.interactions[len(kept)]  # the flight's own request; its twin follows
         write_provenance(directory, self.options.upstream.url, info, [Outcome(scenario.name, summary(scenario, interaction))],
                          None, None, recorded_by="mockllama serve --upstream, on a miss")
         log.info("mockllama: recorded %s into %s", interaction.describe(), path)
         return interaction
+
+    def _not_recorded(self, flight: Flight, reason: str) -> RequestError:
+        sent = flight.sent
+        return RequestError(502, f"mockllama: the reply of the upstream llama-server at {self.options.upstream.url} "
+                                 f"to {sent.method} {sent.path} (stream={str(sent.stream).lower()}) was not recorded, "
+                                 f"because a recording of it could not be served: {printable(reason)}. Nothing was "
+                                 "written; the record directory is as it was.")
+
+
+def unrecordable(pairs: list) -> str | None:
+    """Why these replies must not be recorded, beyond what loading the cassette checks."""
+    for _, reply in pairs:
+        for name, values in reply["headers"].items():
+            encodings = {value.strip().lower() for value in values} - {"", "identity"}
+            if name.lower() == "content-encoding" and encodings:
+                return (f"it came with Content-Encoding {', '.join(sorted(encodings))} although mockllama asked "
+                        "for identity, and recordings are kept as plain text")
+    return None
+
+
+def _loaded_as(written: Path, name: str, final: Path) -> Scenario:
+    """The temporary cassette ``written``, loaded as ``serve`` will load it once it is ``final``."""
+    loaded = load_cassette(written)
+    return Scenario(name, final, [dataclasses.replace(each, scenario=name) for each in loaded.interactions])

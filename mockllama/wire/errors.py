@@ -10,6 +10,7 @@ ERROR_TYPES = {
     403: "permission_error",
     404: "not_found_error",
     405: "invalid_request_error",
+    408: "invalid_request_error",  # mockllama's own: a body that did not arrive (llama-server has no 408)
     413: "invalid_request_error",
     500: "server_error",
     # mockllama's own, when the upstream it records from fails: llama-server's word for "cannot

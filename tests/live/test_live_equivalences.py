@@ -15,7 +15,7 @@ import json
 import urllib.request
 
 import pytest
-from equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT, RESPONSES
+from equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT
 
 from mockllama.matching.canonical import canonical_key
 

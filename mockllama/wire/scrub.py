@@ -26,8 +26,20 @@ _URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 _KEY_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|AKIA[A-Z0-9]{12,})")
 
 
+# Challenges name a scheme and a realm for the client to answer, never a credential.
+_CHALLENGES = frozenset({"www-authenticate", "proxy-authenticate"})
+
+
 def is_secret_header(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+    return bool(_SECRET_NAME.search(name)) and name.lower() not in _CHALLENGES
+
+
+def scrub_header_value(name: str, value: str) -> str:
+    """A header's value with what looks like a credential replaced: a ``Bearer``/``Basic`` token,
+    a URL's user:password, a well-known key shape. A challenge keeps its ``Bearer realm=...``."""
+    if name.lower() in _CHALLENGES:
+        return _KEY_SHAPES.sub(REDACTED, _URL_USERINFO.sub(rf"\1{REDACTED}@", value))
+    return scrub_text(value)
 
 
 def split_credentials(url: str) -> tuple[str, str | None, str | None]:
