@@ -242,10 +242,9 @@ def with_record_dir(directories: list[Path], record_to: Path) -> list[Path]:
 class Recorder:
     """The flights in the air, the record directory, and the upstream's provenance."""
 
-    def __init__(self, options: RecordOnMiss, matcher: Matcher, on_recorded=lambda: None):
+    def __init__(self, options: RecordOnMiss, matcher: Matcher):
         self.options = options
         self.matcher = matcher
-        self.on_recorded = on_recorded  # called once a new recording is served
         self.session: aiohttp.ClientSession | None = None
         self._flights: dict[tuple, Flight] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -470,7 +469,6 @@ class Recorder:
         except CassetteError as err:
             raise self._not_recorded(flight, err.reason) from None
         self.matcher.add(scenario)
-        self.on_recorded()
         interaction = scenario.interactions[len(kept)]  # the flight's own request; its twin follows
         write_provenance(directory, self.options.upstream.url, info, [Outcome(scenario.name, summary(scenario, interaction))],
                          None, None, recorded_by="mockllama serve --upstream, on a miss")
