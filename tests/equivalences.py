@@ -111,9 +111,9 @@ EQUIVALENT += [
      {**BASE, "text": {"format": {"type": "json_schema", "name": "n", "schema": {"type": "object"}}}}),
     *_fields("default or null", {key: value for key, value in DEFAULTS.items() if key != "tool_choice"}),
     ("default or null: tool_choice auto", RESPONSES, BASE, {**BASE, "tool_choice": "auto"}),
-    ("unrecorded: default or null: tool_choice auto, on a tool call that names none", RESPONSES,
-     {key: value for key, value in _TOOL.items() if key != "tool_choice"},
-     {**{key: value for key, value in _TOOL.items() if key != "tool_choice"}, "tool_choice": "auto"}),
+    # what an agent loop (the AI SDK's) sends back: a later turn with its tools, tool_choice "auto"
+    ("default or null: tool_choice auto on a function_call turn with tools", RESPONSES,
+     _conversation_turn_2(with_ids=False), {**_conversation_turn_2(with_ids=False), "tool_choice": "auto"}),
     *_fields("greedy", GREEDY),
     *_fields("without tools", NO_TOOLS, tool=False),
     ("without tools: parallel_tool_calls false", RESPONSES, BASE, {**BASE, "parallel_tool_calls": False}),

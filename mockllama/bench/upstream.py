@@ -93,12 +93,12 @@ def measure(llama_server: str, rounds: int = 5, request: dict | None = None) -> 
     with tempfile.TemporaryDirectory() as record_to:
         options = RecordOnMiss(parse_upstream(llama_server), Path(record_to), RecordMode.ALL)
         app = create_replay_app({}, route=lambda app: proxy.install(app, options))
-        with BackgroundServer(app) as proxy:
-            time_request(proxy.url, "/buggy/v1/responses", body)  # warm-up: reads /props once, loads caches
+        with BackgroundServer(app) as through:
+            time_request(through.url, "/buggy/v1/responses", body)  # warm-up: reads /props once, loads caches
             _settle(app)
             for _ in range(rounds):
                 direct.append(time_request(llama_server, "/v1/responses", body))
-                proxied.append(time_request(proxy.url, "/buggy/v1/responses", body))
+                proxied.append(time_request(through.url, "/buggy/v1/responses", body))
                 _settle(app)
     return Result(direct, proxied)
 

@@ -129,7 +129,7 @@ class _DeadlineSocket:
 
     def close(self) -> None:
         # http.client "closes" the connection as soon as it sees `Connection: close` (llama-server
-        # sends it on every reply), before the body is read: the socket must stay open for the
+        # answers it to fetch's own), before the body is read: the socket must stay open for the
         # response, which reads through makefile(). fetch() closes the real socket when done.
         pass
 
@@ -151,7 +151,9 @@ def fetch(target: Target, method: str, path: str, body: dict | None = None, *, t
     connection = connection_class(target.host, target.port, timeout=timeout)
     request_target = target.path(path)
     shown = f"{method} {target.prefix + path}"
-    headers = {"Content-Type": "application/json"} if body is not None else {}
+    # One connection a request, so say so: the server need not hold it open (llama-server then
+    # answers `Connection: close`, which http.client acts on before the body is read).
+    headers = {"Connection": "close", **({"Content-Type": "application/json"} if body is not None else {})}
     if target.authorization:
         headers["Authorization"] = target.authorization
     raw = None

@@ -82,18 +82,27 @@ def test_check_passes_against_the_patched_server(start_patched_llama_server):
 
 
 def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
-    """llama-server sends `Connection: close`; http.client then closed the socket before the body
-    was read, and every read after its first 8 KiB failed (b518762: "Bad file descriptor")."""
+    """check asks for one connection a request (`Connection: close`), and llama-server answers with
+    `Connection: close`; http.client then closed the socket before the body was read, and every
+    read after its first 8 KiB failed (b518762: "Bad file descriptor"). A plain body and a stream."""
     server = start_llama_server()
-    body = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 200,
-            "temperature": 0, "stream": True}
+    target = check.Target.parse(server.url)
+    count = [{"role": "user", "content": "Count from 1 to 200, separated by spaces."}]
+    with_logprobs = {"model": "x", "messages": count, "max_tokens": 200, "temperature": 0, "logprobs": True,
+                     "top_logprobs": 5}  # five alternatives a token: tens of kilobytes of JSON
+    streamed = {"model": "x", "input": count[0]["content"], "max_output_tokens": 200, "temperature": 0,
+                "stream": True}
     try:
-        reply = check.fetch(check.Target.parse(server.url), "POST", "/v1/responses", body, timeout=600)
+        plain = check.fetch(target, "POST", "/v1/chat/completions", with_logprobs, timeout=600)
+        stream = check.fetch(target, "POST", "/v1/responses", streamed, timeout=600)
     finally:
         server.stop()
-    assert reply.status == 200 and reply.headers["Connection"].lower() == "close"
-    assert len(reply.body) > 16 * 1024, len(reply.body)
-    events = [event.json() for event in sse.parse_stream(reply.body)]
+    for reply in (plain, stream):
+        assert reply.status == 200 and reply.headers["Connection"].lower() == "close"
+        assert len(reply.body) > 16 * 1024, len(reply.body)
+    whole = json.loads(plain.body)  # read to its end: one logprob entry for each token generated
+    assert len(whole["choices"][0]["logprobs"]["content"]) == whole["usage"]["completion_tokens"] > 100
+    events = [event.json() for event in sse.parse_stream(stream.body)]
     assert events[-1]["type"] == "response.completed"
     deltas = "".join(event["delta"] for event in events if event["type"] == "response.output_text.delta")
     assert deltas and deltas == events[-1]["response"]["output"][0]["content"][0]["text"]
