@@ -50,8 +50,13 @@ CONCURRENCY = (1, 64)
 # --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
 
 def run_floor(port: int) -> None:
-    """Serve the two workloads' recorded replies with no matching and no transform at all."""
+    """Serve the two workloads' recorded replies with no matching and no transform at all, in the
+    fastest way aiohttp allows: a plain body whole, a stream's blocks each its own chunk, all
+    handed to the socket at once (server.corking, as mockllama does), so no server sending the
+    same bytes can beat it by writing them better."""
     from aiohttp import web
+
+    from mockllama.server.corking import send_at_once
 
     scenarios = load_scenarios([bundled_cassette_dir()])
     plain = scenarios["text-cut-8"].find("POST", RESPONSES_PATH, False)
@@ -63,10 +68,7 @@ def run_floor(port: int) -> None:
         if b'"stream": true' not in body:
             return web.Response(body=plain.body, content_type="application/json")
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        for block in blocks:
-            await response.write(block)
-        await response.write_eof()
+        await send_at_once(request, response, blocks)
         return response
 
     app = web.Application()
