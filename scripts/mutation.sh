@@ -32,8 +32,8 @@ spec_for() {
   case "$1" in
     behaviours) echo "mockllama/behaviours/fixed.py|mockllama.behaviours.fixed.*|tests/test_fixed.py tests/test_no_twin.py tests/test_buggy.py tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
     spec) echo "mockllama/behaviours/spec.py|mockllama.behaviours.spec.*|tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
-    matching) echo "mockllama/matching/matcher.py|mockllama.matching.matcher.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py tests/test_conversations.py" ;;
-    check) echo "mockllama/check.py|mockllama.check.x__judge__mutmut_* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py" ;;
+    matching) echo "mockllama/matching/matcher.py|mockllama.matching.matcher.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py tests/test_conversations.py tests/test_setups.py tests/test_semantic_matching.py" ;;
+    check) echo "mockllama/check.py|mockllama.check.x__judge* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py tests/test_check_variants.py" ;;
     cassettes) echo "mockllama/recordings/cassettes.py|mockllama.recordings.cassettes.x_load_cassette__* mockllama.recordings.cassettes.x_cassette_files__* mockllama.recordings.cassettes.x_load_scenarios__* mockllama.recordings.cassettes.x__interaction__* mockllama.recordings.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_hardening_cassettes.py tests/test_cassette_validation.py" ;;
     *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
   esac
