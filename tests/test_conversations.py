@@ -236,3 +236,16 @@ def test_an_own_tool_output_alone_counts(server):
              {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"}]
     status, _, _ = post_json(server.url, RESPONSES, {"model": "tool-cut-20", "input": later})
     assert status == 404
+
+
+def test_matched_by_its_first_turn_every_model_reply_counts():
+    """A conversation reached by matching follows its history as sent: a client that re-serialises
+    the call (the AI SDK sends compact JSON) under an id of its own still asks for turn 2."""
+    request = _turn_2("tool-conversation", "done")
+    call = request["input"][-2]
+    compact = json.dumps(json.loads(call["arguments"]), separators=(",", ":"))
+    request["input"][-2:] = [{**call, "call_id": "call_mine", "arguments": compact},
+                             {"type": "function_call_output", "call_id": "call_mine", "output": "done"}]
+    from mockllama.matching.matcher import Matcher
+    selection = Matcher(dict(SCENARIOS)).select("POST", RESPONSES, json.dumps(request).encode())
+    assert (selection.how, selection.turn) == ("conversation", 2)

@@ -169,3 +169,48 @@ def test_key_order_counts_unless_the_recording_lost_it(tmp_path, stored_as):
         assert _selected(server, request)[:3] == (200, "tool-cut-20", "match")
         status, scenario, how, _ = _selected(server, _reordered_properties(request))
     assert (status, scenario, how) == ((200, "tool-cut-20", "match") if stored_as == "mapping" else (404, "none", None))
+
+
+def test_did_you_mean_names_the_three_nearest_at_most():
+    """Five names one character from the one asked for: the three nearest are named, no more."""
+    from pathlib import Path
+
+    from mockllama.matching.matcher import Matcher
+    from mockllama.recordings.cassettes import Scenario
+    from mockllama.wire.errors import RequestError
+    names = ["case-1", "case-2", "case-3", "case-4", "case-5"]
+    matcher = Matcher({name: Scenario(name=name, source=Path(f"{name}.yaml")) for name in names})
+    with pytest.raises(RequestError) as refused:
+        matcher.select("POST", "/v1/responses", json.dumps(SEED).encode(), "case-0")
+    suggested = refused.value.message.split("Did you mean ", 1)[1].split("?", 1)[0]
+    assert len(suggested.split(" or ")) == 3 and set(suggested.replace("'", "").split(" or ")) < set(names)
+
+
+def test_a_recording_replaced_under_its_name_counts_its_own_replies_from_then_on():
+    """Matcher.add (record on a miss) replaces a scenario: its replies, not the old one's, are its turns."""
+    from mockllama.matching.matcher import Matcher
+    from mockllama.recordings.cassettes import bundled_cassette_dir, load_cassette
+    from mockllama.wire.errors import RequestError
+
+    def renamed(name):
+        scenario = load_cassette(next(bundled_cassette_dir().rglob(f"{name}.yaml")))
+        scenario.name = "mine"
+        for interaction in scenario.interactions:
+            interaction.scenario = "mine"
+        return scenario
+
+    def later_turn(scenario):
+        call = next(i for i in scenario.interactions if i.path == "/v1/responses" and not i.stream).body_json
+        call = call["output"][0]
+        items = [{"role": "user", "content": "Write it."}, call,
+                 {"type": "function_call_output", "call_id": call["call_id"], "output": "done"}]
+        return json.dumps({"model": "x", "input": items}).encode()
+
+    first, second = renamed("tool-cut-20"), renamed("tool-cut-30")
+    matcher = Matcher({"mine": first})
+    with pytest.raises(RequestError, match="asks for turn 2"):
+        matcher.select("POST", "/v1/responses", later_turn(first), "mine")
+    matcher.add(second)
+    with pytest.raises(RequestError, match="asks for turn 2"):  # tool-cut-30's own call, now the scenario's
+        matcher.select("POST", "/v1/responses", later_turn(second), "mine")
+    assert matcher.select("POST", "/v1/responses", later_turn(first), "mine").turn == 1  # no longer its own

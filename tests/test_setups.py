@@ -98,3 +98,81 @@ def test_a_provenance_file_that_names_no_usable_set_up_is_the_default(tmp_path, 
     assert setup_of(tmp_path / "sub", tmp_path, {}) == DEFAULT_SETUP
     (tmp_path / "sub" / "provenance.json").write_text(json.dumps({"setup": "mine"}))
     assert setup_of(tmp_path / "sub", tmp_path, {}) == "mine"
+
+
+# --- the served set-up, chosen among the loaded ones -------------------------------------------------
+
+def _scenario(name: str, setup: str):
+    from pathlib import Path
+
+    from mockllama.recordings.cassettes import Scenario
+    return Scenario(name=name, source=Path(f"{name}.yaml"), setup=setup)
+
+
+@pytest.mark.parametrize(("setups", "asked", "served"), [
+    ((DEFAULT_SETUP, FORCED), None, DEFAULT_SETUP),  # the default one when it is loaded
+    ((FORCED, "zeta"), None, FORCED),  # else the first loaded, by name
+    (("zeta", FORCED), None, FORCED),
+    ((), None, DEFAULT_SETUP),  # nothing loaded yet (serve --upstream): the default
+    ((DEFAULT_SETUP, FORCED), FORCED, FORCED),  # asked for
+    ((), FORCED, FORCED),  # asked for before anything is recorded
+])
+def test_the_served_set_up(setups, asked, served):
+    from mockllama.matching.matcher import served_setup
+    scenarios = {f"s{n}": _scenario(f"s{n}", setup) for n, setup in enumerate(setups)}
+    assert served_setup(scenarios, asked) == served
+
+
+def test_a_set_up_not_loaded_is_refused_naming_those_that_are():
+    from mockllama.matching.matcher import served_setup
+    with pytest.raises(ValueError, match=r"no loaded recording is of the set-up 'x'; loaded: default, zeta$"):
+        served_setup({"a": _scenario("a", "zeta"), "b": _scenario("b", DEFAULT_SETUP)}, "x")
+
+
+def test_a_streamed_request_of_another_set_up_is_pointed_at_too(server):
+    status, _, body = post_json(server.url, "/v1/responses", {**COUNT_TO_200, "stream": True})
+    assert status == 404 and "another server set-up matches: 'thinking-finishes'" in json.loads(body)["error"]["message"]
+
+
+def test_a_404_that_no_other_set_up_matches_says_nothing_of_set_ups(server):
+    status, _, body = post_json(server.url, "/v1/responses", {**COUNT_TO_200, "max_output_tokens": 401})
+    message = json.loads(body)["error"]["message"]
+    assert status == 404 and "set-up" not in message
+    assert message.startswith("mockllama: no recording matches this POST /v1/responses request (stream=false), "
+                              "compared as llama-server sees it (see 'Which requests match' in the docs, "
+                              "docs/matching.md). Nearest scenario")
+
+
+def _server_info_in(directory, setup: str | None):
+    """server-info.yaml (the GET routes' recordings) in ``directory``, of ``setup``."""
+    import shutil
+    directory.mkdir(parents=True)
+    source = next(bundled_cassette_dir().rglob("server-info.yaml"))
+    shutil.copy(source, directory / f"server-info-{setup or 'default'}.yaml")
+    if setup is not None:
+        (directory / "provenance.json").write_text(json.dumps({"setup": setup}))
+
+
+@pytest.mark.parametrize("setup", [None, FORCED])
+def test_the_get_routes_answer_from_the_served_set_up_first(tmp_path, setup):
+    from mockllama.app import create_app
+    from mockllama.server.background import BackgroundServer
+    from httpkit import call
+    _server_info_in(tmp_path / "a", None)
+    _server_info_in(tmp_path / "b", FORCED)
+    with BackgroundServer(create_app(load_scenarios([tmp_path]), setup=setup)) as running:
+        status, headers, _ = call(running.url, "GET", "/props")
+    assert (status, headers["X-Mockllama-Scenario"]) == (200, f"server-info-{setup or 'default'}")
+
+
+def test_a_get_route_only_another_set_up_records_still_answers(tmp_path):
+    from mockllama.app import create_app
+    from mockllama.server.background import BackgroundServer
+    from httpkit import call
+    _server_info_in(tmp_path / "b", FORCED)
+    text_cut = next(bundled_cassette_dir().rglob("text-cut-8.yaml"))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "text-cut-8.yaml").write_bytes(text_cut.read_bytes())
+    with BackgroundServer(create_app(load_scenarios([tmp_path]))) as running:
+        status, headers, _ = call(running.url, "GET", "/v1/models")
+    assert (status, headers["X-Mockllama-Scenario"]) == (200, f"server-info-{FORCED}")
