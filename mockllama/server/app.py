@@ -180,6 +180,13 @@ def split_behaviour_prefix(path: str) -> tuple[str | None, str]:
     return None, path
 
 
+@lru_cache(maxsize=256)  # the API routes' paths: a few dozen
+def _api_route(path: str) -> tuple[str | None, str, tuple[str, ...]]:
+    """An API route's behaviour prefix, its path without it, and the methods it takes: once a path."""
+    from_prefix, bare = split_behaviour_prefix(path)
+    return from_prefix, bare, ALLOWED_METHODS["GET" if bare in GET_ROUTES else "POST"]
+
+
 def choose_behaviour(request: web.Request, from_prefix: str | None, default: str) -> str:
     """Path prefix, then the ``X-Mockllama-Behaviour`` header, then the server default."""
     if from_prefix is not None:
@@ -198,8 +205,10 @@ def choose_behaviour(request: web.Request, from_prefix: str | None, default: str
 async def _read_body(request: web.Request, limit: int, timeout: float) -> bytes:
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    if request.content.is_eof():  # the usual case: the body came with the head, nothing to wait for
-        return await request.read()
+    if request.content_length is not None and request.content.is_eof():
+        # the usual case: a body of a length checked above, all in with the head; read as one bytes,
+        # with no loop and no await (request.read() costs 4% of a JSON reply)
+        return request.content.read_nowait()
     try:
         # aiohttp enforces client_max_size on bodies of unknown length, and waits for one as long as
         # the connection lives: a body that stops short of its Content-Length would hold it for ever
@@ -225,8 +234,9 @@ def _reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None
 async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
     """The route's first steps: (behaviour, method, path without the behaviour prefix, body)."""
     settings = request.app[SETTINGS]
-    from_prefix, path = split_behaviour_prefix(request.path)
-    require_method(request, "GET" if path in GET_ROUTES else "POST")
+    from_prefix, path, allowed = _api_route(request.path)
+    if request.method not in allowed:
+        raise web.HTTPMethodNotAllowed(request.method, allowed)
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = b""
     if request.method == "POST":
