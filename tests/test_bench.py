@@ -98,3 +98,16 @@ def test_the_journal_cost_mode_prints_its_three_figures():
                       r"costs (-?[\d.]+)% of it$", out, re.M)
     assert share, out
     assert float(share.group(2)) > 0 and float(share.group(3)) > 0
+
+
+def test_the_instruction_count_mode_prints_each_contender_against_the_floor():
+    """callgrind's counts: the floor is 1.00x, and mockllama, which does more per request, is below it."""
+    if shutil.which("valgrind") is None:
+        pytest.fail("--instructions needs valgrind: apt-get install valgrind (or set MOCKLLAMA_BENCH=0)")
+    out = _bench("--instructions", "--requests", "100", timeout=900)
+    rows = _rows("| contender | instructions per request | vs floor |", out)
+    assert [row[0] for row in rows] == list(CONTENDERS)
+    counts = {row[0]: int(row[1].replace(",", "")) for row in rows}
+    assert rows[0][2] == "1.00x"
+    for name in CONTENDERS[1:]:
+        assert counts["floor (bare aiohttp)"] < counts[name] < 4 * counts["floor (bare aiohttp)"], counts

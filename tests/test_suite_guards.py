@@ -96,7 +96,7 @@ def log(env: dict) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-EVERYTHING = ("curl", "chromium", "wrk", "patch", "c++", "node", "npm")
+EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm")
 
 
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
@@ -124,7 +124,7 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
 
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
     """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
-    env = machine(tmp_path, root=True, have=("curl", "patch", "c++", "node", "npm"))
+    env = machine(tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
     result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -134,13 +134,13 @@ def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_run
 
 
 def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
-    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "patch", "c++"), broken=("node",))
+    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "valgrind", "patch", "c++"), broken=("node",))
     subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, timeout=60)
     assert "apt-get install -y -qq nodejs npm" in log(env)
 
 
 def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
-    env = machine(tmp_path, root=False, have=("curl", "patch", "c++", "node", "npm"))
+    env = machine(tmp_path, root=False, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
     result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 1

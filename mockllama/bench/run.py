@@ -4,6 +4,7 @@ pick instead (aimock, mock-llm: see bench_peers) and, optionally, llama-server.
     python -m mockllama.bench [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
     python -m mockllama.bench --scale        # how costs grow with the number of recordings
     python -m mockllama.bench --install-peers
+    python -m mockllama.bench --instructions # instructions per request under callgrind: steady on a busy VM
 
 Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
 (Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mockllama.bench.harness import cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.instructions import run_instructions
 from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from mockllama.bench.scale import parse_sizes, run_scale
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
@@ -334,6 +336,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--with-scale", action="store_true", help="the comparison, then --scale, in one run")
     parser.add_argument("--scale-sizes", default="100 1000 10000", metavar="'N N ...'",
                         help="the synthetic directories' sizes in scenarios (default '100 1000 10000')")
+    parser.add_argument("--instructions", action="store_true",
+                        help="measure only the instructions each server executes per JSON request, under valgrind's "
+                        "callgrind (the same whatever else the machine does), and its ratio to the floor")
+    parser.add_argument("--requests", type=int, default=2000, metavar="N",
+                        help="with --instructions: the requests counted (default 2000)")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -344,6 +351,10 @@ def main(argv: list[str] | None = None) -> None:
             return install_peers()
         except (RuntimeError, subprocess.CalledProcessError) as err:
             sys.exit(f"mockllama.bench: could not install the peers: {err}")
+    if args.instructions:
+        print(f"# mockllama instructions per request, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+        print("\n" + run_instructions(args.requests), flush=True)
+        return
     if shutil.which("wrk") is None:
         sys.exit("mockllama.bench needs wrk: apt-get install wrk")
     try:
