@@ -239,6 +239,18 @@ def test_options_star_is_a_preflight_as_llama_server_answers_it(server, origin):
     assert headers["Access-Control-Allow-Methods"] == "GET, POST, DELETE, OPTIONS"
 
 
+def test_options_star_from_an_origin_cors_origin_leaves_out_is_refused_as_every_preflight_is(start_server):
+    restricted = start_server(cors_origins=("http://localhost:5173",))
+    for origin, status in (("http://localhost:5173", "200"), ("http://evil.example", "403")):
+        sent = f"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\nOrigin: {origin}\r\n\r\n".encode()
+        head, _, body = _raw_exchange(restricted.url, sent).partition(b"\r\n\r\n")
+        assert head.split()[1].decode() == status, head
+        path_preflight = call(restricted.url, "OPTIONS", "/v1/responses", headers={"Origin": origin})
+        assert str(path_preflight[0]) == status
+        if status == "403":
+            assert _error(body) == _error(path_preflight[2])  # the same refusal, word for word
+
+
 @pytest.mark.parametrize("path", ["/health", "/v1/models", "/props", "/fixed/v1/models", "/",
                                   "/_mockllama/scenarios.json"])
 def test_head_on_a_get_route_answers_like_get_without_a_body(server, path):

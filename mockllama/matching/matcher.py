@@ -267,9 +267,9 @@ class Matcher:
                  else f"Nearest scenarios ({near}, equally near, {differ} each)")
         model = body.get("model")
         hints = self._other_setup(method, path, body)
-        if isinstance(model, str) and self._did_you_mean(model):
-            hints += (f" The model {model!r} names no scenario, so the request was matched by its prompt."
-                      f"{self._did_you_mean(model)}")
+        near_name = self._did_you_mean(model) if isinstance(model, str) else ""
+        if near_name:
+            hints += f" The model {model!r} names no scenario, so the request was matched by its prompt.{near_name}"
         return (
             f"mockllama: no recording matches this {method} {path} request (stream={str(stream).lower()}), "
             f"compared as llama-server sees it (see 'Which requests match' in the docs, docs/matching.md).{hints} "

@@ -307,8 +307,10 @@ async def _shape_router_errors(request: web.Request, response: web.StreamRespons
     if response.status < 400 or BEHAVIOUR_HEADER in response.headers or not isinstance(response, web.Response):
         return
     response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
-    if request.method not in KNOWN_METHODS or (request.method == "OPTIONS" and request.raw_path == "*"):
-        preflight = request.method == "OPTIONS"  # OPTIONS *: a preflight; CONNECT host:443: a 400
+    preflight = request.method == "OPTIONS" and request.raw_path == "*"
+    policy, origin = request.app[cors.CORS], request.headers.get("Origin")
+    if request.method not in KNOWN_METHODS or (preflight and policy.allows(origin)):
+        # OPTIONS *: a preflight; CONNECT host:443: a 400
         response._set_status(200 if preflight else 400, None)
         response.body = b""
         response.headers["Content-Length"] = "0"
@@ -319,8 +321,12 @@ async def _shape_router_errors(request: web.Request, response: web.StreamRespons
             del response.headers["Content-Type"]
             response.force_close()
         return
-    message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
-               "answers: it serves paths such as /v1/responses and is not a proxy.")
+    if preflight:  # from an origin --cors-origin leaves out: refused as every path's preflight is
+        response._set_status(403, None)
+        message = cors.not_allowed(policy, origin)
+    else:
+        message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
+                   "answers: it serves paths such as /v1/responses and is not a proxy.")
     body = error_body(response.status, message)
     response.body = body
     response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text

@@ -43,7 +43,7 @@ class CorsPolicy:
 CORS = web.AppKey("cors", CorsPolicy)
 
 
-def _not_allowed(policy: CorsPolicy, origin: str) -> str:
+def not_allowed(policy: CorsPolicy, origin: str) -> str:
     allowed = ", ".join(sorted(policy.origins))
     return (f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
             f"(serve --cors-origin ORIGIN, repeatable).")
@@ -55,7 +55,7 @@ async def preflight(request: web.Request) -> web.Response:
     policy = request.app[CORS]
     origin = request.headers.get("Origin")
     if not policy.allows(origin):
-        raise RequestError(403, _not_allowed(policy, origin))
+        raise RequestError(403, not_allowed(policy, origin))
     return web.Response(status=200, headers=PREFLIGHT_HEADERS, content_type="text/html")
 
 
@@ -70,7 +70,7 @@ def refusing_middleware(policy: CorsPolicy):
         if policy.allows(origin) or request.method == "OPTIONS":
             return await handler(request)
         # The X-Mockllama-* headers mark it as mockllama's own reply, in llama-server's shape.
-        return web.Response(status=403, body=error_body(403, _not_allowed(policy, origin)),
+        return web.Response(status=403, body=error_body(403, not_allowed(policy, origin)),
                             content_type="application/json",
                             headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"})
 
