@@ -11,8 +11,10 @@ import sys
 import pytest
 
 from mockllama.matching.matcher import Matcher
+from mockllama.recordings import cassettes as cassettes_module
 from mockllama.recordings import index as cassette_index
-from mockllama.recordings.cassettes import CassetteError, IndexedInteraction, bundled_cassette_dir, load_scenarios
+from mockllama.recordings import parallel
+from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
 
 FIELDS = ("scenario", "method", "path", "request_raw", "request_json", "status", "reason", "headers", "body", "turn",
           "match_keys")
@@ -34,20 +36,57 @@ def cassettes(tmp_path):
     return directory
 
 
+@pytest.fixture
+def read(monkeypatch) -> list[str]:
+    """The names of the cassettes read (not taken from the index), as they are read."""
+    names, real = [], cassettes_module.load_cassette
+
+    def counted(path, *args, **kwargs):
+        names.append(path.stem)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cassettes_module, "load_cassette", counted)
+    return names
+
+
 def _as_values(scenarios) -> dict:
     return {name: [tuple(getattr(i, field) for field in FIELDS) for i in scenario.interactions]
             for name, scenario in scenarios.items()}
 
 
-def test_a_directory_loads_from_its_index_as_from_its_cassettes(cassettes, index_dir, monkeypatch):
+def test_a_directory_loads_from_its_index_as_from_its_cassettes(cassettes, index_dir, monkeypatch, read):
     first = load_scenarios([cassettes])
-    assert not any(isinstance(i, IndexedInteraction) for s in first.values() for i in s.interactions)
+    assert sorted(read) == ["messages-cut-8", "poem-finishes", "text-cut-8"]
     assert len(list(index_dir.iterdir())) == 1
     again = load_scenarios([cassettes])
-    assert all(isinstance(i, IndexedInteraction) for s in again.values() for i in s.interactions)
+    assert len(read) == 3
     assert _as_values(again) == _as_values(first)
     monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
     assert _as_values(load_scenarios([cassettes])) == _as_values(first)
+    assert len(read) == 6
+
+
+def test_a_first_load_holds_no_reply_body_in_memory_until_it_is_needed(cassettes, index_dir, monkeypatch):
+    """The bodies go to the index file as each cassette is read (the peak memory of a first start at
+    10,000 recordings), with or without an index kept."""
+    for setting in (str(index_dir), "off"):
+        monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", setting)
+        interactions = [i for s in load_scenarios([cassettes]).values() for i in s.interactions]
+        assert not any("_body" in i.__dict__ for i in interactions)
+        assert all(i.body.startswith((b"{", b"event:", b"data:")) for i in interactions)
+
+
+def test_many_cassettes_are_read_in_worker_processes_as_in_this_one(cassettes, index_dir, monkeypatch):
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
+    in_process = _as_values(load_scenarios([cassettes]))
+    monkeypatch.setattr(parallel, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(cassettes_module, "BATCH", 1)
+    monkeypatch.setattr(parallel, "workers", lambda: 2)
+    assert _as_values(load_scenarios([cassettes])) == in_process
+    (cassettes / "poem-finishes.yaml").write_text("interactions: [")  # the second file of three
+    with pytest.raises(CassetteError, match="poem-finishes.yaml: not valid YAML") as raised:
+        load_scenarios([cassettes])
+    assert raised.value.path == cassettes / "poem-finishes.yaml"
 
 
 def test_indexed_recordings_are_matched_as_read_ones(cassettes, index_dir):
@@ -58,14 +97,15 @@ def test_indexed_recordings_are_matched_as_read_ones(cassettes, index_dir):
     assert indexed.select("POST", "/v1/responses", raw).interaction is interaction
 
 
-def test_a_changed_cassette_is_read_again_and_a_broken_one_still_stops_the_load(cassettes, index_dir):
-    load_scenarios([cassettes])
+def test_a_changed_cassette_is_read_again_and_a_broken_one_still_stops_the_load(cassettes, index_dir, read):
+    first = _as_values(load_scenarios([cassettes]))
     path = cassettes / "text-cut-8.yaml"
     path.write_text(path.read_text().replace("Count from 1 to 200", "Count from 1 to 300"))
+    del read[:]
     reloaded = load_scenarios([cassettes])
-    assert not isinstance(reloaded["text-cut-8"].interactions[0], IndexedInteraction)
+    assert read == ["text-cut-8"]
     assert "Count from 1 to 300" in str(reloaded["text-cut-8"].interactions[0].request_json)
-    assert isinstance(reloaded["poem-finishes"].interactions[0], IndexedInteraction)
+    assert _as_values({"poem-finishes": reloaded["poem-finishes"]}) == {"poem-finishes": first["poem-finishes"]}
     path.write_text("interactions: [")
     with pytest.raises(CassetteError, match="not valid YAML"):
         load_scenarios([cassettes])

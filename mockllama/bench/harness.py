@@ -44,13 +44,14 @@ def _pinned(cpu: str, command: list[str]) -> list[str]:
 
 
 def start_contender(command: list[str], url: str, body: bytes | None = None, timeout: float = 30,
-                    env: dict | None = None) -> tuple[subprocess.Popen, float]:
+                    env: dict | None = None, pinned: bool = True) -> tuple[subprocess.Popen, float]:
     """Start a server process; return it and the seconds from start to its first 200 to ``body``
-    (by default the text-cut-8 request)."""
+    (by default the text-cut-8 request). ``pinned``: on the server's own core, away from wrk's;
+    else on every core, as a user starts it."""
     body = body or request_body("text-cut-8", False)
     started = time.perf_counter()
-    process = subprocess.Popen(_pinned(SERVER_CPU, command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=env)
+    process = subprocess.Popen(_pinned(SERVER_CPU, command) if pinned else command, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=env)
     deadline = started + timeout
     while time.perf_counter() < deadline:
         try:

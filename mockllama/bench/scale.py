@@ -129,7 +129,7 @@ class ScaleRow:
 
 
 def miss_latency(port: int, body: bytes, count: int = 20) -> tuple[float, float, int]:
-    """Milliseconds of the server's first 404 (it fingerprints the route's recordings then) and the
+    """Milliseconds of the server's first 404 (it gathers the route's fingerprints then) and the
     median of ``count`` over one kept-alive connection, and the size of its message."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     times, size = [], 0
@@ -168,8 +168,10 @@ def measure_dir(label: str, directory: Path, matched: bytes, port_for, duration:
     command = [sys.executable, "-m", "mockllama", "serve", "--port", str(port), "--cassettes", str(directory)]
     times, process = [], None
     try:
-        for attempt in range(starts + 1):  # the first start reads every cassette and writes the index
-            process, seconds = start_contender(command, url, body=matched, timeout=600)
+        for attempt in range(starts + 1):
+            # The first start reads every cassette, on every core as for a user (recordings.parallel),
+            # and writes the index; the later ones read the index, on the server's own core.
+            process, seconds = start_contender(command, url, body=matched, timeout=600, pinned=attempt > 0)
             times.append(seconds)
             if attempt < starts:
                 process.terminate()

@@ -105,7 +105,7 @@ class Matcher:
             if interaction.request_raw is not None:
                 entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
             if interaction.request_json is not None:
-                key, orderless, later = keys_for(interaction)
+                key, orderless, later, _parts = keys_for(interaction)
                 entries.append((self._by_key, (*route, key), interaction))
                 if orderless is not None:
                     entries.append((self._orderless, (*route, orderless), interaction))

@@ -6,110 +6,92 @@ cheaper to get from a *fingerprint*: the canonical request cut into parts (each 
 each list's length, each message or tool), every part a tuple holding its JSON. Recordings share
 most parts (the same system prompt, tools and settings), and a part costs the same against the
 sent request wherever it appears, so a 404 prices each distinct part once and a recording's
-count is a sum of lookups. The count equals ``len(differences(...))`` for every pair of
+count is a sum of lookups. The parts are made when a cassette is read and kept in the cassette
+index (``fingerprint``, ``keys.match_keys``), equal ones stored as one object: the first 404 at
+10,000 recordings only gathers them. The count equals ``len(differences(...))`` for every pair of
 requests (tests/test_nearness.py checks that); ``differences`` still words the few it lists.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 
+from mockllama.matching.fingerprint import parts_of
 from mockllama.matching.keys import keys_for
 
-# The fields ``differences`` compares item by item, and how it reads each item.
-LISTS = {"messages": lambda item: item,
-         "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool}
-# A list field's own part: equal on both sides whenever both are lists (no JSON text is this).
-LIST = "<list>"
 
-
-class Part:
-    """One part of a request: a top-level field (``kind`` "field"), a list's length ("count") or
-    one of its items ("item"), at ``slot`` (the field's name, or the list's name and the index),
-    with its JSON text and, for an item that is an object, each key's JSON text. Hashed by
-    identity, which costs nothing: equal parts are made one object (``shared``)."""
-
-    __slots__ = ("kind", "slot", "json", "keys")
-
-    def __init__(self, kind: str, slot: tuple, json_text: str, keys: dict | None = None):
-        self.kind, self.slot, self.json, self.keys = kind, slot, json_text, keys
-
-
-# The top-level field names, then the parts.
+# A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
 Fingerprint = tuple
 
 
-def _json(value) -> str:
-    return json.dumps(value)  # as differences compares: default separators, ASCII
+def fingerprint(canonical: dict) -> Fingerprint:
+    return parts_of(canonical)
 
 
-def _parts(canonical: dict):
-    for name, value in canonical.items():
-        if name in LISTS and isinstance(value, list):
-            yield "field", (name,), LIST, None
-            yield "count", (name,), str(len(value)), None
-            for index, item in enumerate(map(LISTS[name], value)):
-                keys = {key: _json(inner) for key, inner in item.items()} if isinstance(item, dict) else None
-                yield "item", (name, index), _json(item), keys
-        else:
-            yield "field", (name,), _json(value), None
+class Candidates(list):
+    """``[(recording, fingerprint)]``, with ``parts``: each part of their fingerprints by its id.
+    Equal parts are mostly one object (the cassette index stores them so), and a part is priced
+    by identity, which costs nothing to hash; ``parts`` keeps each alive, so its id stays its own."""
 
+    def __init__(self):
+        super().__init__()
+        self.parts: dict[int, object] = {}
 
-def fingerprint(canonical: dict, shared: dict | None = None) -> Fingerprint:
-    """A canonical request cut into parts; ``shared`` makes equal parts one object in memory."""
-    shared = {} if shared is None else shared
-    parts = []
-    for kind, slot, text, keys in _parts(canonical):
-        part = shared.get((kind, slot, text))
-        if part is None:
-            part = shared[(kind, slot, text)] = Part(kind, slot, text, keys)
-        parts.append(part)
-    names = frozenset(canonical)
-    return (shared.setdefault(names, names), *parts)
+    def add(self, recording, recorded: Fingerprint) -> None:
+        self.append((recording, recorded))
+        self.parts.update(zip(map(id, recorded), recorded))
 
 
 class Prices(dict):
-    """What each distinct part costs against one sent request, priced on first sight."""
+    """What each part (by its id) costs against one sent request, priced on first sight."""
 
-    def __init__(self, sent: Fingerprint):
+    def __init__(self, sent: Fingerprint, parts: dict[int, object]):
         super().__init__()
         self.names = sent[0]
-        self.sent = {(part.kind, part.slot): part for part in sent[1:]}
+        self.sent = {(kind, slot): (text, dict(keys) if keys is not None else None)
+                     for kind, slot, text, keys in sent[1:]}
+        self.parts = parts
 
-    def __missing__(self, part) -> int:
+    def __missing__(self, ident: int) -> int:
+        part = self.parts[ident]
         if part.__class__ is frozenset:  # the names: the sent fields a recording lacks, one difference each
             cost = len(self.names - part)
         else:
-            cost = self._price(part)
-        self[part] = cost
+            cost = self._price(*part)
+        self[ident] = cost
         return cost
 
-    def _price(self, part: Part) -> int:
-        mine = self.sent.get((part.kind, part.slot))
-        if part.kind != "item":
-            if part.kind == "count":
-                return int(mine is not None and mine.json != part.json)
-            return int(mine is None or mine.json != part.json)
-        if mine is None or mine.json == part.json:
+    def _price(self, kind: str, slot: tuple, text: str, keys: tuple | None) -> int:
+        mine = self.sent.get((kind, slot))
+        if kind != "item":
+            if kind == "count":
+                return int(mine is not None and mine[0] != text)
+            return int(mine is None or mine[0] != text)
+        if mine is None or mine[0] == text:
             return 0  # beyond the sent list's end (its count says so), or the same item
-        if mine.keys is None or part.keys is None:
+        ours = mine[1]
+        if ours is None or keys is None:
             return 1
-        ours, theirs, cost = mine.keys, part.keys, 0
-        for key, text in theirs.items():  # a loop, not sum(): this runs once per recording on a miss
-            if ours.get(key) != text:  # JSON text is never None
+        cost, shared = 0, 0
+        for key, value in keys:  # a loop, not sum(): this runs once per distinct part on a miss
+            sent = ours.get(key)  # JSON text is never None
+            if sent is None or sent != value:
                 cost += 1
-        for key in ours:
-            if key not in theirs:
-                cost += 1
-        return cost
+            if sent is not None:
+                shared += 1
+        return cost + len(ours) - shared  # and each sent key the recorded item lacks
 
 
-def fewest(sent: Fingerprint, candidates: Iterable[tuple[object, Fingerprint]]) -> tuple[int, list[object]]:
+def fewest(sent: Fingerprint, candidates: list[tuple[object, Fingerprint]]) -> tuple[int, list[object]]:
     """The smallest difference count, and every candidate at it, in order."""
-    price, best, nearest = Prices(sent).__getitem__, None, []
+    if not isinstance(candidates, Candidates):
+        made = Candidates()
+        for candidate, recorded in candidates:
+            made.add(candidate, recorded)
+        candidates = made
+    price, best, nearest = Prices(sent, candidates.parts).__getitem__, None, []
     for candidate, recorded in candidates:
-        found = sum(map(price, recorded))
+        found = sum(map(price, map(id, recorded)))
         if best is None or found < best:
             best, nearest = found, [candidate]
         elif found == best:
@@ -118,27 +100,24 @@ def fewest(sent: Fingerprint, candidates: Iterable[tuple[object, Fingerprint]]) 
 
 
 class Fingerprints:
-    """Each route's recordings with their fingerprints, made on the route's first miss and kept
-    (a miss that follows is a scan of lookups); equal parts are stored once."""
+    """Each route's recordings with their fingerprints, as their loader stored them
+    (``keys.match_keys``), gathered on the route's first miss and kept."""
 
     def __init__(self):
-        self._shared: dict = {}
-        self._routes: dict[tuple, list] = {}
+        self._routes: dict[tuple, Candidates] = {}
 
     def clear(self) -> None:
-        self._shared.clear()
         self._routes.clear()
 
-    def of(self, route: tuple, recordings: Callable[[], Iterable]) -> list:
-        """``[(interaction, fingerprint)]`` for ``route``, one per scenario and turn, in order;
-        ``recordings()`` lists the route's candidates the first time."""
+    def of(self, route: tuple, recordings: Callable[[], Iterable]) -> Candidates:
+        """The candidates for ``route``, one per scenario and turn, in order; ``recordings()`` lists
+        the route's recordings the first time."""
         found = self._routes.get(route)
         if found is None:
-            found, seen = [], set()
+            found, seen = Candidates(), set()
             for interaction in recordings():
                 if (interaction.scenario, interaction.turn) not in seen:
                     seen.add((interaction.scenario, interaction.turn))
-                    canonical = json.loads(keys_for(interaction)[0])  # the canonical form, as keyed
-                    found.append((interaction, fingerprint(canonical, self._shared)))
+                    found.add(interaction, keys_for(interaction)[3])
             self._routes[route] = found
         return found

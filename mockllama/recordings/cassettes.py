@@ -8,6 +8,7 @@ A scenario is one cassette, named after its file: usually the ``/v1/responses`` 
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ from typing import Callable
 import yaml
 
 from mockllama.recordings.chat_twin import turn_of
-from mockllama.recordings.index import read_index, stamp, write_index
+from mockllama.recordings.index import IndexWriter, read_index, stamp
+from mockllama.recordings.parallel import map_in_order
 from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml
 from mockllama.recordings.shape import reply_problem
 from mockllama.wire import sse
@@ -41,6 +43,9 @@ class CassetteError(Exception):
         super().__init__(f"cannot load cassette {path}: {reason}")
         self.path = path
         self.reason = reason
+
+    def __reduce__(self):  # raised in a worker process (recordings.parallel), re-raised in the loader
+        return CassetteError, (self.path, self.reason)
 
 
 def _shipped(in_wheel: str, in_checkout: str) -> Path:
@@ -405,29 +410,67 @@ def _variant(keys_of: KeysOf | None) -> str:
     return "plain" if keys_of is None else f"{keys_of.__module__}.{keys_of.__qualname__}"
 
 
-def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
-    variant = _variant(keys_of)
-    indexed, bodies = read_index(directory, variant)
-    stamps, scenarios, changed, setups = {}, [], len(files) != len(indexed), {}
-    prefix = len(str(directory)) + 1
-    for path in files:
-        relative = str(path)[prefix:].replace(os.sep, "/")
-        stamps[relative] = stamp(path)
-        setup = setup_of(path.parent, directory, setups)
-        entry = indexed.get(relative)
-        if entry is not None and (entry[0], entry[1]) == stamps[relative]:
-            scenarios.append(_from_record(path, entry[2], bodies, setup))
-        else:
+# Cassettes read together, in one worker (recordings.parallel): enough that handing them over costs
+# little, few enough that their records come back, and are written out, all along.
+BATCH = 32
+
+
+def _read_batch(jobs: list[tuple[Path, str, KeysOf | None]]) -> list[list[tuple]]:
+    """Cassettes read and checked, as their index records (bodies included): run in a worker.
+    Equal parts of their match keys are made one object (see _shared)."""
+    records, seen = [], {}
+    with collection_paused():
+        for path, setup, keys_of in jobs:
             scenario = load_cassette(path, setup)
             if keys_of is not None:
                 for interaction in scenario.interactions:
-                    interaction.match_keys = keys_of(interaction)
-            scenarios.append(scenario)
-            changed = True
-    if changed:
-        write_index(directory, {relative: (*stamps[relative], _record(scenario))
-                                for relative, scenario in zip(stamps, scenarios)}, variant)
-    return scenarios
+                    interaction.match_keys = _shared(keys_of(interaction), seen)
+            records.append(_record(scenario))
+    return records
+
+
+def _shared(keys: tuple | None, seen: dict) -> tuple | None:
+    """Match keys with each item of their tuples one object wherever it is equal (the keys' parts
+    for the 404's search: thousands of recordings share most of them, the system prompt, the
+    tools). pickle and marshal write a shared object once, so the index and every start that
+    reads it hold each part once per batch of cassettes, not once per recording."""
+    if keys is None:
+        return None
+    return tuple(tuple(seen.setdefault(item, item) for item in value) if isinstance(value, tuple) else value
+                 for value in keys)
+
+
+def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
+    variant = _variant(keys_of)
+    indexed, old_bodies = read_index(directory, variant)
+    prefix, setups, planned = len(str(directory)) + 1, {}, []
+    for path in files:
+        relative = str(path)[prefix:].replace(os.sep, "/")
+        entry = indexed.get(relative)
+        size_mtime = stamp(path)
+        planned.append((path, relative, size_mtime, setup_of(path.parent, directory, setups),
+                        entry[2] if entry is not None and (entry[0], entry[1]) == size_mtime else None))
+    if len(files) == len(indexed) and all(record is not None for *_, record in planned):
+        return [_from_record(path, record, old_bodies, setup) for path, _, _, setup, record in planned]
+    # Something changed: the files not indexed as they are now are read (on every core when they
+    # are many), and a new index written as they come, reply bodies straight to the file.
+    jobs = [(path, setup, keys_of) for path, _, _, setup, record in planned if record is None]
+    batches = map_in_order(_read_batch, [jobs[start:start + BATCH] for start in range(0, len(jobs), BATCH)])
+    afresh = itertools.chain.from_iterable(batches)
+    writer, stored = IndexWriter(directory, variant), []
+    try:
+        for path, relative, size_mtime, setup, record in planned:
+            if record is not None:  # indexed before: its bodies copied from the old index
+                record = [(*fields, old_bodies.read(*body_at)) for *fields, body_at in record]
+            stored.append(writer.add(relative, *size_mtime, record if record is not None else next(afresh)))
+    except BaseException:
+        writer.abort()
+        batches.close()
+        raise
+    bodies = writer.finish()
+    if old_bodies is not None:
+        old_bodies.close()
+    return [_from_record(path, record, bodies, setup) for (path, _, _, setup, _), record in zip(planned, stored)]
 
 
 def load_scenarios(directories: list[Path], keys_of: KeysOf | None = None) -> dict[str, Scenario]:

@@ -3,7 +3,7 @@
 Reading one cassette (YAML parsed safely, its aliases bounded, vcrpy's reading, every reply
 checked) takes about 5 ms, so 10,000 took over a minute; holding every reply body in memory
 took 470 MB. The index keeps what reading produced: each interaction's request, status, headers,
-turn and the keys the matcher looks it up by, and the reply bodies after them in the same file,
+turn and the keys the matcher looks it up by, and the reply bodies (before them in the same file),
 read only when a reply is first needed. It is used for every file whose size and mtime are as
 they were when it was written; any other file is read and checked afresh, and the index rewritten.
 
@@ -29,13 +29,14 @@ from pathlib import Path
 
 from mockllama import __version__
 
-FORMAT = 2
+FORMAT = 3
 MAGIC = b"mockllama-index\0"
-_HEADER = struct.Struct("<Q")  # the length of the marshalled entries; the bodies follow them
+_HEADER = struct.Struct("<QQ")  # where the marshalled entries start, and their length
+_START = len(MAGIC) + _HEADER.size  # where the bodies start
 # The modules whose code decides what a cassette loads as and what it matches.
 _READING_CODE = ("recordings/cassettes.py", "recordings/safe_yaml.py", "recordings/shape.py", "wire/nesting.py",
                  "wire/sse.py", "recordings/chat_twin.py", "recordings/catalogue.py", "recordings/index.py",
-                 "matching/canonical.py", "matching/keys.py")
+                 "matching/canonical.py", "matching/keys.py", "matching/fingerprint.py")
 
 
 def index_dir() -> Path | None:
@@ -80,6 +81,10 @@ class Bodies:
     def read(self, offset: int, length: int) -> bytes:
         return os.pread(self._fd, length, self._start + offset)
 
+    def close(self) -> None:
+        """Once nothing reads from this index any more (a new one holds its bodies)."""
+        os.close(self._fd)
+
 
 def read_index(directory: Path, variant: str = "plain") -> tuple[dict[str, tuple], Bodies | None]:
     """({relative path: (size, mtime_ns, record)}, its bodies), or ({}, None) when there is none to use.
@@ -92,46 +97,75 @@ def read_index(directory: Path, variant: str = "plain") -> tuple[dict[str, tuple
     except OSError:
         return {}, None
     try:
-        head = os.pread(fd, len(MAGIC) + _HEADER.size, 0)
-        if not head.startswith(MAGIC) or len(head) != len(MAGIC) + _HEADER.size:
+        head = os.pread(fd, _START, 0)
+        if not head.startswith(MAGIC) or len(head) != _START:
             raise ValueError("not an index")
-        (length,) = _HEADER.unpack_from(head, len(MAGIC))
-        entries = marshal.loads(os.pread(fd, length, len(head)))
+        at, length = _HEADER.unpack_from(head, len(MAGIC))
+        entries = marshal.loads(os.pread(fd, length, at))
         if not isinstance(entries, dict):
             raise ValueError("not an index")
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         os.close(fd)
         return {}, None
-    return entries, Bodies(fd, len(head) + length)
+    return entries, Bodies(fd, _START)
 
 
-def write_index(directory: Path, entries: dict[str, tuple], variant: str = "plain") -> None:
-    """``entries`` as read_index returns them, but with each record's bodies as bytes. Written
-    atomically (another process may be reading); an index that cannot be written is no error:
-    the next start reads the cassettes again."""
-    path = index_path(directory, variant)
-    if path is None:
-        return
-    bodies, offset, stored = [], 0, {}
-    for relative, (size, mtime, record) in entries.items():
-        interactions = []
-        for *fields, body in record:
-            interactions.append((*fields, (offset, len(body))))
-            bodies.append(body)
-            offset += len(body)
-        stored[relative] = (size, mtime, interactions)
-    packed = marshal.dumps(stored)
-    handle = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".index-", delete=False) as handle:
-            handle.write(MAGIC + _HEADER.pack(len(packed)))
-            handle.write(packed)
-            handle.writelines(bodies)
-        os.replace(handle.name, path)
-    except OSError:
-        if handle is not None:
+class IndexWriter:
+    """Writes an index as the records come, each reply body to the file at once, so that a first
+    start at 10,000 recordings never holds every body in memory: the bodies first, then the
+    marshalled entries, whose place the header names. Written to a temporary file and renamed
+    (another process may be reading the old index). Where no index is kept (``MOCKLLAMA_INDEX_DIR=off``)
+    or it cannot be written, the bodies go to an unnamed temporary file instead, read from there."""
+
+    def __init__(self, directory: Path, variant: str = "plain"):
+        self._path = index_path(directory, variant)
+        self._entries: dict[str, tuple] = {}
+        self._offset = 0
+        self._handle = None
+        if self._path is not None:
             try:
-                os.unlink(handle.name)
+                self._path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = tempfile.NamedTemporaryFile(dir=self._path.parent, prefix=".index-", delete=False)
             except OSError:
-                pass
+                self._path = None
+        if self._handle is None:
+            self._handle = tempfile.TemporaryFile()
+        self._handle.write(bytes(_START))  # the header, filled in by finish
+
+    def add(self, relative: str, size: int, mtime: int, record: list[tuple]) -> list[tuple]:
+        """``record`` with each body (its last field, bytes) written out and replaced by its place."""
+        stored = []
+        for *fields, body in record:
+            stored.append((*fields, (self._offset, len(body))))
+            self._offset += len(body)
+        self._handle.writelines(body for *_, body in record)
+        self._entries[relative] = (size, mtime, stored)
+        return stored
+
+    def finish(self) -> Bodies:
+        """The entries written and the file made the index; the bodies, read from it."""
+        packed = marshal.dumps(self._entries)
+        self._handle.write(packed)
+        self._handle.seek(0)
+        self._handle.write(MAGIC + _HEADER.pack(_START + self._offset, len(packed)))
+        self._handle.flush()
+        fd = os.dup(self._handle.fileno())
+        self._handle.close()
+        if self._path is not None:
+            try:
+                os.replace(self._handle.name, self._path)
+            except OSError:
+                self._discard_file()  # the open descriptor still reads it: this start goes on
+        return Bodies(fd, _START)
+
+    def abort(self) -> None:
+        """A load that failed half way: no index is written."""
+        self._handle.close()
+        if self._path is not None:
+            self._discard_file()
+
+    def _discard_file(self) -> None:
+        try:
+            os.unlink(self._handle.name)
+        except OSError:
+            pass

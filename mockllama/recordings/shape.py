@@ -88,13 +88,14 @@ def _event_problem(payload, number: int) -> str | None:
 
 
 def _stream_problem(events: list[sse.Event]) -> str | None:
+    terminal = False
     for number, event in enumerate(events, start=1):
-        problem = _event_problem(event.json(), number)
+        payload = event.json()
+        problem = _event_problem(payload, number)
         if problem:
             return problem
-    if not any(event.json()["type"] in TERMINAL_EVENTS for event in events):
-        return "the stream has no response.completed event"
-    return None
+        terminal = terminal or payload["type"] in TERMINAL_EVENTS
+    return None if terminal else "the stream has no response.completed event"
 
 
 def _is_json_data(value) -> bool:
@@ -118,8 +119,8 @@ def reply_problem(interaction) -> str | None:
         if problem:
             return problem
     if interaction.is_event_stream:
-        try:
-            events = interaction.events
+        try:  # as a whole: its blocks are cut at blank lines, which never fall inside a character
+            interaction.body.decode("utf-8")
         except UnicodeDecodeError:
             return "the recorded stream is not UTF-8 text"
     if interaction.path != "/v1/responses" or interaction.status != 200:
@@ -127,5 +128,5 @@ def reply_problem(interaction) -> str | None:
     if not isinstance(interaction.request_json, dict):
         return "its request body is not a JSON object"
     if interaction.is_event_stream:
-        return _stream_problem(events)
+        return _stream_problem(interaction.events)
     return response_object_problem(interaction.body_json, "the body")

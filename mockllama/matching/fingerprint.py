@@ -1,0 +1,40 @@
+"""A canonical request cut into parts, as plain values: what the 404's nearest search compares.
+
+Each top-level field is a part, and each list ``differences`` compares item by item (the messages,
+the tools) gives a part for its length and one for each item. A part is ``(kind, slot, JSON text,
+keys)``: ``kind`` is "field", "count" or "item", ``slot`` the field's name (and the item's index),
+and ``keys``, for an item that is an object, each key with its value's JSON text. The parts of a
+recording are computed when its cassette is read and kept in the cassette index with its match
+keys, so that the first 404 at 10,000 recordings need not compute them (``nearness`` counts with them).
+"""
+
+from __future__ import annotations
+
+import json
+
+# The fields ``differences`` compares item by item, and how it reads each item.
+LISTS = {"messages": lambda item: item,
+         "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool}
+# A list field's own part: equal on both sides whenever both are lists (no JSON text is this).
+LIST = "<list>"
+
+Part = tuple  # (kind, slot, JSON text, keys)
+
+
+def _json(value) -> str:
+    return json.dumps(value)  # as differences compares: default separators, ASCII
+
+
+def parts_of(canonical: dict) -> tuple:
+    """``(the top-level field names, as a frozenset, then each part)``."""
+    parts: list = [frozenset(canonical)]
+    for name, value in canonical.items():
+        if name in LISTS and isinstance(value, list):
+            parts.append(("field", (name,), LIST, None))
+            parts.append(("count", (name,), str(len(value)), None))
+            for index, item in enumerate(map(LISTS[name], value)):
+                keys = tuple((key, _json(inner)) for key, inner in item.items()) if isinstance(item, dict) else None
+                parts.append(("item", (name, index), _json(item), keys))
+        else:
+            parts.append(("field", (name,), _json(value), None))
+    return tuple(parts)
