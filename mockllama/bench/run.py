@@ -55,21 +55,33 @@ def run_floor(port: int) -> None:
     """Serve the two workloads' recorded replies with no matching and no transform at all, in the
     fastest way aiohttp allows: a plain body whole, a stream's blocks each its own chunk, all
     handed to the socket at once (server.corking, as mockllama does), so no server sending the
-    same bytes can beat it by writing them better."""
+    same bytes can beat it by writing them better. The same bytes, head included: the headers
+    mockllama ``buggy`` sends with them (the recorded ones, its own X-Mockllama-* and the CORS
+    origin), built once, so that "x the floor" counts mockllama's work, not its headers."""
     from aiohttp import web
+    from multidict import CIMultiDict
 
+    from mockllama.server.app import reply_headers
     from mockllama.server.corking import send_at_once
+    from mockllama.server.cors import ALLOW_ORIGIN
 
     scenarios = load_scenarios([bundled_cassette_dir()])
     plain = scenarios["text-cut-8"].find("POST", RESPONSES_PATH, False)
     streamed = scenarios["poem-finishes"].find("POST", RESPONSES_PATH, True)
     blocks = [event.raw for event in streamed.events]
 
+    def head(interaction) -> CIMultiDict:
+        headers = CIMultiDict(reply_headers(interaction.headers, None, "buggy", interaction.scenario, "match", 1))
+        headers[ALLOW_ORIGIN] = ""  # as the CORS hook sets it for a request without Origin
+        return headers
+
+    plain_head, stream_head = head(plain), head(streamed)
+
     async def responses(request: web.Request) -> web.StreamResponse:
         body = await request.read()
         if b'"stream": true' not in body:
-            return web.Response(body=plain.body, content_type="application/json")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            return web.Response(body=plain.body, headers=plain_head)
+        response = web.StreamResponse(headers=stream_head)
         await send_at_once(request, response, blocks)
         return response
 

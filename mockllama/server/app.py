@@ -24,7 +24,7 @@ from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_w
 from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.pacing import recorded_delays
-from mockllama.server.writer import write_reply
+from mockllama.server.writer import plain_reply, write_reply
 from mockllama.wire.errors import RequestError, error_body
 from mockllama.wire.headers import HOP_BY_HOP
 from mockllama.wire.nesting import refuse_deep_nesting
@@ -202,16 +202,21 @@ def choose_behaviour(request: web.Request, from_prefix: str | None, default: str
     return behaviour
 
 
+def _body_at_hand(request: web.Request, limit: int) -> bytes | None:
+    """The usual case: a body of a length within the limit, all in with the head, read as one bytes
+    with no loop and no coroutine (request.read() cost 4% of a JSON reply). None otherwise, or
+    when something before the handler has read it already (request.read() has it then)."""
+    length = request.content_length
+    if length is not None and length <= limit and request.content.is_eof():
+        body = request.content.read_nowait()
+        if body or not length:
+            return body
+    return None
+
+
 async def _read_body(request: web.Request, limit: int, timeout: float) -> bytes:
     if request.content_length is not None and request.content_length > limit:
         raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    if request.content_length is not None and request.content.is_eof():
-        # the usual case: a body of a length checked above, all in with the head; read as one bytes,
-        # with no loop and no await (request.read() costs 4% of a JSON reply). Empty when something
-        # before the handler has read it already: then request.read() has it.
-        body = request.content.read_nowait()
-        if body or not request.content_length:
-            return body
     if request.content.is_eof():
         return await request.read()
     try:
@@ -224,9 +229,11 @@ async def _read_body(request: web.Request, limit: int, timeout: float) -> bytes:
 
 
 @lru_cache(maxsize=4096)
-def _reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
+def reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
                    selected_by: str, turn: int) -> CIMultiDictProxy:
-    """Built once per recorded header set and selection; the profile showed it on every request."""
+    """The head of a replayed reply: the recorded headers (less the hop-by-hop ones) and mockllama's
+    own. Built once per recorded header set and selection; the profile showed it on every request.
+    The benchmark's floor sends the same head (bench.run)."""
     headers = CIMultiDict((name, value) for name, value in recorded if name.lower() not in HOP_BY_HOP)
     headers.update(mockllama_headers(behaviour, scenario))
     headers["X-Mockllama-Selected-By"] = selected_by
@@ -245,7 +252,9 @@ async def read_request(request: web.Request) -> tuple[str, str, str, bytes]:
     behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
     raw = b""
     if request.method == "POST":
-        raw = await _read_body(request, settings.max_body_bytes, settings.body_timeout)
+        raw = _body_at_hand(request, settings.max_body_bytes)
+        if raw is None:
+            raw = await _read_body(request, settings.max_body_bytes, settings.body_timeout)
     trace_of(request).raw = raw
     refuse_deep_nesting(raw)
     method = "GET" if request.method == "HEAD" else request.method  # HEAD is answered as GET
@@ -269,14 +278,18 @@ async def send_selection(request: web.Request, behaviour: str, selection: Select
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
-    headers = _reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
+    headers = reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
                              selection.turn)
     plan = request.app[FAULT_PLAN]
     fault = plan.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
     if fault is not None:
         return await write_with_fault(request, trace, reply, headers, fault, plan)
-    delays = recorded_delays(scenario, interaction, reply.events, settings.pace) if settings.pace is not None else None
-    return await write_reply(request, trace, reply, headers, delays)
+    if settings.pace is None:
+        if reply.events is None:
+            return plain_reply(reply, headers)
+        return await write_reply(request, trace, reply, headers, None)
+    return await write_reply(request, trace, reply, headers,
+                             recorded_delays(scenario, interaction, reply.events, settings.pace))
 
 
 @journalled

@@ -1,0 +1,47 @@
+"""The benchmark's floor sends the same bytes as mockllama buggy, head and body, for both workloads:
+"x the floor" then counts mockllama's work per request, not what it sends (docs/performance.md)."""
+
+from __future__ import annotations
+
+import http.client
+import subprocess
+import sys
+
+import pytest
+
+from mockllama.bench.harness import free_port, request_body, start_contender
+from mockllama.wire.routes import RESPONSES_PATH
+
+
+@pytest.fixture(scope="module")
+def servers():
+    started = []
+    try:
+        for command in (["-m", "mockllama.bench", "--floor-server"], ["-m", "mockllama", "serve", "--port"]):
+            port = free_port()
+            process, _ = start_contender([sys.executable, *command, str(port)], f"http://127.0.0.1:{port}",
+                                         pinned=False)
+            started.append((process, port))
+        yield [port for _, port in started]
+    finally:
+        for process, _ in started:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def _exchange(port: int, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", RESPONSES_PATH, body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        headers = [(name, value) for name, value in response.getheaders() if name != "Date"]
+        return response.status, headers, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("scenario, stream", [("text-cut-8", False), ("poem-finishes", True)])
+def test_the_floor_sends_what_mockllama_buggy_sends(servers, scenario, stream):
+    floor, mockllama = servers
+    body = request_body(scenario, stream)
+    assert _exchange(floor, body) == _exchange(mockllama, body)
