@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import tracemalloc
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,8 @@ REFUSED = {
     "output-is-a-string": (_edit_body(lambda b: b.__setitem__("output", "text")), "output is not a list"),
     "output-item-is-a-string": (_edit_body(lambda b: b.__setitem__("output", ["text"])), "output[0]"),
     "request-is-an-integer": (_first_request(lambda r: r.__setitem__("body", 5)), "request body is not a JSON object"),
+    "request-mapping-with-a-date": (_first_request(lambda r: r.__setitem__("body", {"input": "x", "on": date(2026, 1, 1)})),
+                                    "values that are not JSON data"),
     "header-with-crlf": (_header("X-Evil", ["a\r\nSet-Cookie: b"]), "line break"),
     "header-bad-name": (_header("Bad Name:", ["x"]), "not a valid HTTP header name"),
     "stream-usage-is-a-list": (_edit_last_event(lambda p: p["response"].__setitem__("usage", [1])),
