@@ -77,10 +77,11 @@ def test_scale_mode_prints_every_size_and_figure():
     assert [int(row[1]) for row in rows[1:]] == [12, 30]  # distinct scenarios, as many as asked for
     for row in rows:
         assert int(row[2].replace(",", "")) >= int(row[1].replace(",", ""))
-        assert re.fullmatch(r"[\d,]+ ms", row[3]) and re.fullmatch(r"[\d,]+ ms", row[4])
-        assert re.fullmatch(r"\d+ MB", row[5]) and re.fullmatch(r"[\d.]+ s", row[6])
-        assert re.fullmatch(r"[\d.]+ ms", row[7]) and re.fullmatch(r"[\d,]+ ms", row[8])
-        assert re.fullmatch(r"[\d.]+ ms", row[9]) and re.fullmatch(r"[\d,]+ B", row[10])
+        assert re.fullmatch(r"[\d,]+ ms", row[3]) and re.fullmatch(r"\d+ MB", row[4])
+        assert re.fullmatch(r"[\d,]+ ms", row[5]) and re.fullmatch(r"\d+ MB", row[6])
+        assert re.fullmatch(r"[\d.]+ s", row[7]) and re.fullmatch(r"[\d.]+ ms", row[8])
+        assert re.fullmatch(r"[\d,]+ ms", row[9]) and re.fullmatch(r"[\d.]+ ms", row[10])
+        assert re.fullmatch(r"[\d,]+ B", row[11])
     plugin = _rows("| pytest plugin session", out)
     assert [row[0] for row in plugin] == ["bundled recordings only", "plus 30 extra scenarios"]
     assert all(re.fullmatch(r"[\d.]+ s", row[1]) for row in plugin)

@@ -34,6 +34,23 @@ class _CassetteLoader(_SAFE_BASE):
                          "with YAML's safe loader only (plain mappings, lists, strings, numbers, !!binary)")
 
 
+    def resolve(self, kind, value, implicit):
+        """PyYAML's tag resolution, which libyaml's parser calls for every node, remembered for
+        short plain scalars (a cassette's keys and small values repeat); a quoted scalar is a
+        string, as this loader has no path resolvers."""
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:
+                return self.DEFAULT_SCALAR_TAG
+            tag = _RESOLVED.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(value) <= 40 and len(_RESOLVED) < 10_000:
+                    _RESOLVED[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
+
+_RESOLVED: dict[str, str] = {}
 _CassetteLoader.add_constructor(None, _CassetteLoader.construct_undefined)
 
 
