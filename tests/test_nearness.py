@@ -14,7 +14,8 @@ from mockllama.matching.canonical import canonical_request
 from mockllama.matching.differences import differences
 from mockllama.matching.keys import match_keys
 from mockllama.matching.matcher import Matcher
-from mockllama.matching.nearness import Fingerprints, fewest, fingerprint
+from mockllama.matching.fingerprint import parts_of
+from mockllama.matching.nearness import Fingerprints, fewest
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.wire.errors import RequestError
 
@@ -26,8 +27,8 @@ REQUESTS = [(i.path, i.request_json) for s in SCENARIOS.values() for i in s.inte
 
 def _count(path: str, sent: dict, recorded: dict) -> int:
     """nearness's count of how ``sent`` differs from ``recorded``."""
-    return fewest(fingerprint(canonical_request(path, sent)),
-                  [("recorded", fingerprint(canonical_request(path, recorded)))])[0]
+    return fewest(parts_of(canonical_request(path, sent)),
+                  [("recorded", parts_of(canonical_request(path, recorded)))])[0]
 
 
 def test_the_count_is_the_number_of_differences_for_every_pair_of_recorded_requests():

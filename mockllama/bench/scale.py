@@ -4,7 +4,8 @@ Synthetic but well-formed cassette directories are made from the bundled recordi
 is a real recording whose prompts carry a distinct marker, so every copy is a scenario of its
 own that matches only its own requests. The copies are written by vcrpy's own YAML serializer.
 For each size the bench measures the start of ``mockllama serve --cassettes DIR`` to its first
-200 (the first start, which builds the index, with its peak RSS, and later ones), the server's peak RSS, the ``mockllama scenarios`` command's time, the p50 of a matched
+200 (the first start, which builds the index, and later ones) and the server's peak RSS in each,
+the ``mockllama scenarios`` command's time, the p50 of a matched
 request at one connection (wrk), and the latency of a 404 (no recording matches: the
 nearest-scenario search scans the recorded requests). The bundled recordings are the baseline
 row. Last, the pytest plugin's session start-up with the largest directory up to 1,000 extra

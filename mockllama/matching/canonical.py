@@ -157,16 +157,19 @@ def _as_sent(body: dict) -> dict:
     return _sorted(kept)
 
 
-def canonical_key(path: str, body) -> str:
-    """The exact-match key: canonical JSON, with the key order the canonical form gives it."""
-    return json.dumps(canonical_request(path, body), ensure_ascii=False)
+def canonical_key(path: str, body, canonical=None) -> str:
+    """The exact-match key: canonical JSON, with the key order the canonical form gives it.
+    ``canonical``: the body's canonical form, when the caller has it already."""
+    canonical = canonical_request(path, body) if canonical is None else canonical
+    return json.dumps(canonical, ensure_ascii=False)
 
 
-def unordered_key(path: str, body) -> str:
+def unordered_key(path: str, body, canonical=None) -> str:
     """The key with every key order ignored: for recordings whose body vcrpy stored as a YAML
     mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot
-    tell the order it was sent in."""
-    return json.dumps(canonical_request(path, body), ensure_ascii=False, sort_keys=True)
+    tell the order it was sent in. ``canonical``: as for canonical_key."""
+    canonical = canonical_request(path, body) if canonical is None else canonical
+    return json.dumps(canonical, ensure_ascii=False, sort_keys=True)
 
 
 def first_turn_messages(messages: list) -> list:

@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass
 
 from mockllama.matching.canonical import canonical_request
-from mockllama.matching.nearness import Fingerprint, fewest, fingerprint
+from mockllama.matching.fingerprint import parts_of
+from mockllama.matching.nearness import Fingerprint, fewest
 from mockllama.recordings.cassettes import Interaction
 from mockllama.wire.routes import RESPONSES_PATH
 
@@ -126,7 +127,7 @@ def nearest(path: str, body, candidates: list[tuple[Interaction, Fingerprint]], 
     """The fewest differences any candidate has, how many candidates have that few, and the first
     ``listed`` of them with their differences. Candidates come fingerprinted (``nearness``)."""
     mine = canonical_request(path, body)
-    count, closest = fewest(fingerprint(mine), candidates)
+    count, closest = fewest(parts_of(mine), candidates)
     return count, len(closest), [(i, _differences(path, mine, i.request_json)) for i in closest[:listed]]
 
 

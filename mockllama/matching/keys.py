@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from mockllama.matching.canonical import canonical_request, first_turn_messages, unordered_key
+from mockllama.matching.canonical import canonical_key, canonical_request, first_turn_messages, unordered_key
 from mockllama.matching.fingerprint import parts_of
 from mockllama.recordings.cassettes import Interaction
 from mockllama.recordings.chat_twin import turn_of
@@ -35,8 +35,8 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
     if body is None:
         return None
     canonical = canonical_request(interaction.path, body)
-    return (json.dumps(canonical, ensure_ascii=False),
-            unordered_key(interaction.path, body) if interaction.request_raw is None else None,
+    return (canonical_key(interaction.path, body, canonical),
+            unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
             conversation_key(interaction.path, body, canonical),
             parts_of(canonical) if isinstance(canonical, dict) else None)
 

@@ -16,16 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from mockllama.matching.fingerprint import parts_of
 from mockllama.matching.keys import keys_for
 
 
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
 Fingerprint = tuple
-
-
-def fingerprint(canonical: dict) -> Fingerprint:
-    return parts_of(canonical)
 
 
 class Candidates(list):

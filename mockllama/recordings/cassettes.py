@@ -25,7 +25,7 @@ from mockllama.recordings.parallel import map_in_order
 from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml
 from mockllama.recordings.shape import reply_problem
 from mockllama.wire import sse
-from mockllama.wire.nesting import MAX_JSON_DEPTH, depth_exceeds
+from mockllama.wire.nesting import MAX_JSON_DEPTH, cannot_nest_deeper, depth_exceeds
 from mockllama.wire.routes import CHAT_PATH
 
 CASSETTE_SUFFIXES = (".yaml", ".yml")
@@ -253,12 +253,6 @@ def read_cassette(path: Path):
     return loaded[0], loaded[1]
 
 
-def _may_nest_deeply(interaction: Interaction) -> bool:
-    """A body sent as text with fewer brackets than the limit cannot nest that deep: not walked."""
-    raw = interaction.request_raw
-    return raw is None or raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH
-
-
 def load_cassette(path: Path, setup: str = DEFAULT_SETUP) -> Scenario:
     """Read one cassette: YAML parsed safely, then vcrpy's own reading of it, then checked for use."""
     path = Path(path)
@@ -271,7 +265,8 @@ def load_cassette(path: Path, setup: str = DEFAULT_SETUP) -> Scenario:
             interaction = _interaction(scenario.name, request, response)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise CassetteError(path, f"interaction {number} is malformed ({err!r})") from None
-        if _may_nest_deeply(interaction) and depth_exceeds(interaction.request_json, MAX_JSON_DEPTH):
+        raw = interaction.request_raw  # a body sent as text with too few brackets is not walked
+        if (raw is None or not cannot_nest_deeper(raw)) and depth_exceeds(interaction.request_json, MAX_JSON_DEPTH):
             raise CassetteError(path, f"interaction {number}: its request body nests more than {MAX_JSON_DEPTH} levels")
         problem = reply_problem(interaction)
         if problem:

@@ -33,7 +33,6 @@ class _CassetteLoader(_SAFE_BASE):
         raise UnsafeYaml(f"unsafe YAML tag {node.tag!r} at line {mark.line + 1}: mockllama reads cassettes "
                          "with YAML's safe loader only (plain mappings, lists, strings, numbers, !!binary)")
 
-
     def resolve(self, kind, value, implicit):
         """PyYAML's tag resolution, which libyaml's parser calls for every node, remembered for
         short plain scalars (a cassette's keys and small values repeat); a quoted scalar is a

@@ -31,9 +31,15 @@ def depth_exceeds(value, limit: int) -> bool:
     return False
 
 
+def cannot_nest_deeper(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON text ``raw`` has too few brackets to nest deeper than ``limit``: the common
+    case, which needs no parse and no walk."""
+    return raw.count(b"[") + raw.count(b"{") <= limit
+
+
 def refuse_deep_nesting(raw: bytes, limit: int = MAX_JSON_DEPTH) -> None:
     """Raise a 400 for a JSON body nested deeper than ``limit``; anything else passes untouched."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:  # the common case: too few brackets to nest that deep
+    if cannot_nest_deeper(raw, limit):
         return
     too_deep = RequestError(400, f"mockllama: the request body nests JSON more than {limit} levels deep; "
                                  "no real request does, and mockllama refuses it.")
