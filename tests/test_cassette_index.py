@@ -115,6 +115,17 @@ def test_a_changed_cassette_is_read_again_and_a_broken_one_still_stops_the_load(
         load_scenarios([cassettes])
 
 
+def test_an_index_written_in_many_chunks_loads_as_the_cassettes(cassettes, index_dir, monkeypatch, read):
+    """The entries are written a chunk at a time among the bodies (index.CHUNK files each)."""
+    first = _as_values(load_scenarios([cassettes]))
+    monkeypatch.setattr(cassette_index, "CHUNK", 1)
+    os.utime(cassettes / "text-cut-8.yaml", ns=(10**9, 10**9))  # read again, the whole index written anew
+    assert _as_values(load_scenarios([cassettes])) == first
+    del read[:]
+    assert _as_values(load_scenarios([cassettes])) == first
+    assert read == []
+
+
 def test_an_index_that_cannot_be_read_is_rebuilt(cassettes, index_dir):
     expected = _as_values(load_scenarios([cassettes]))
     (index_file,) = index_dir.iterdir()

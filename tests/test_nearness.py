@@ -135,3 +135,30 @@ def test_a_404_names_the_same_nearest_scenarios_as_comparing_every_recording():
     assert len(listed) == min(len(nearest_names), 10)
     others = [name for (name, _), count in counted.items() if count > fewest_count]
     assert not any(f"'{name}':" in message for name in others)
+
+
+def test_each_recording_s_parts_are_those_of_its_own_canonical_form():
+    """match_keys reuses the parts of a canonical key it has just seen (a Responses request and its
+    chat twin): the parts it gives are still each recording's own."""
+    for scenario in SCENARIOS.values():
+        for interaction in scenario.interactions:
+            canonical = canonical_request(interaction.path, interaction.request_json)
+            keys = match_keys(interaction)
+            assert keys is None or keys[3] == (parts_of(canonical) if isinstance(canonical, dict) else None)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_JSON | st.dictionaries(st.text(), _JSON, max_size=4), max_size=3),
+       st.dictionaries(st.integers() | st.booleans() | st.none(), _JSON, max_size=3))
+def test_an_item_s_text_is_its_json_whatever_its_keys(messages, odd_keys):
+    """An object's text is put together from its keys' texts; one whose keys are not strings (a
+    body vcrpy kept as a YAML mapping) is encoded whole, as json.dumps writes it."""
+    for items in (messages, [odd_keys]):
+        parts = parts_of({"messages": items})
+        texts = [text for kind, _, text, _ in parts[1:] if kind == "item"]
+        assert texts == [json.dumps(item) for item in items]

@@ -157,11 +157,16 @@ def _as_sent(body: dict) -> dict:
     return _sorted(kept)
 
 
+# Made once: json.dumps makes an encoder on every call with other than its default options.
+_KEY_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+_UNORDERED_KEY_TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 def canonical_key(path: str, body, canonical=None) -> str:
     """The exact-match key: canonical JSON, with the key order the canonical form gives it.
     ``canonical``: the body's canonical form, when the caller has it already."""
     canonical = canonical_request(path, body) if canonical is None else canonical
-    return json.dumps(canonical, ensure_ascii=False)
+    return _KEY_TEXT(canonical)
 
 
 def unordered_key(path: str, body, canonical=None) -> str:
@@ -169,7 +174,7 @@ def unordered_key(path: str, body, canonical=None) -> str:
     mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot
     tell the order it was sent in. ``canonical``: as for canonical_key."""
     canonical = canonical_request(path, body) if canonical is None else canonical
-    return json.dumps(canonical, ensure_ascii=False, sort_keys=True)
+    return _UNORDERED_KEY_TEXT(canonical)
 
 
 def first_turn_messages(messages: list) -> list:

@@ -21,8 +21,19 @@ LIST = "<list>"
 Part = tuple  # (kind, slot, JSON text, keys)
 
 
-def _json(value) -> str:
-    return json.dumps(value)  # as differences compares: default separators, ASCII
+_json = json.JSONEncoder().encode  # as differences compares: default separators, ASCII
+
+
+def _item(item) -> tuple[str, tuple | None]:
+    """An item's JSON text, and for an object each key with its value's JSON text. The object's
+    text is put together from its keys' (what ``json.dumps`` writes, given string keys): a tool's
+    schema or a long message is encoded once, not twice."""
+    if not isinstance(item, dict):
+        return _json(item), None
+    keys = tuple((key, _json(inner)) for key, inner in item.items())
+    if not all(key.__class__ is str for key in item):  # json.dumps would write these keys its own way
+        return _json(item), keys
+    return "{" + ", ".join(f"{_json(key)}: {text}" for key, text in keys) + "}", keys
 
 
 def parts_of(canonical: dict) -> tuple:
@@ -33,8 +44,7 @@ def parts_of(canonical: dict) -> tuple:
             parts.append(("field", (name,), LIST, None))
             parts.append(("count", (name,), str(len(value)), None))
             for index, item in enumerate(map(LISTS[name], value)):
-                keys = tuple((key, _json(inner)) for key, inner in item.items()) if isinstance(item, dict) else None
-                parts.append(("item", (name, index), _json(item), keys))
+                parts.append(("item", (name, index), *_item(item)))
         else:
             parts.append(("field", (name,), _json(value), None))
     return tuple(parts)

@@ -7,8 +7,6 @@ keys are computed while the cassette is read and kept in the cassette index with
 
 from __future__ import annotations
 
-import json
-
 from mockllama.matching.canonical import canonical_key, canonical_request, first_turn_messages, unordered_key
 from mockllama.matching.fingerprint import parts_of
 from mockllama.recordings.cassettes import Interaction
@@ -23,7 +21,7 @@ def conversation_key(path: str, body, canonical=None) -> str | None:
     messages = canonical.get("messages") if isinstance(canonical, dict) else None
     if not isinstance(messages, list) or turn_of(path, body) < 2:
         return None
-    return json.dumps({**canonical, "messages": first_turn_messages(messages)}, ensure_ascii=False)
+    return canonical_key(path, None, {**canonical, "messages": first_turn_messages(messages)})
 
 
 def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:
@@ -35,10 +33,30 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
     if body is None:
         return None
     canonical = canonical_request(interaction.path, body)
-    return (canonical_key(interaction.path, body, canonical),
-            unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
-            conversation_key(interaction.path, body, canonical),
-            parts_of(canonical) if isinstance(canonical, dict) else None)
+    key = canonical_key(interaction.path, body, canonical)
+    if not isinstance(canonical, dict):
+        parts = None
+    elif interaction.request_raw is None:  # a mapping from YAML: its keys need not be strings
+        parts = parts_of(canonical)
+    else:
+        parts = _parts_by_key(key, canonical)
+    return (key, unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
+            conversation_key(interaction.path, body, canonical), parts)
+
+
+# The parts of the last few canonical keys: a Responses request and its chat twin, recorded side by
+# side, have one canonical form (nearly half the recordings of a cassette directory). For a body
+# parsed from JSON text, equal keys are equal forms: JSON text tells every value and type apart.
+_RECENT_PARTS: dict[str, tuple] = {}
+
+
+def _parts_by_key(key: str, canonical: dict) -> tuple:
+    parts = _RECENT_PARTS.get(key)
+    if parts is None:
+        if len(_RECENT_PARTS) >= 64:
+            _RECENT_PARTS.clear()
+        parts = _RECENT_PARTS[key] = parts_of(canonical)
+    return parts
 
 
 def keys_for(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:

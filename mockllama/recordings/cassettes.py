@@ -458,20 +458,22 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     jobs = [(path, setup, keys_of) for path, _, _, setup, record in planned if record is None]
     batches = map_in_order(_read_batch, [jobs[start:start + BATCH] for start in range(0, len(jobs), BATCH)])
     afresh = itertools.chain.from_iterable(batches)
-    writer, stored = IndexWriter(directory, variant), []
+    # Each scenario is made as its record comes, while the workers read on (not all at the end).
+    writer, scenarios = IndexWriter(directory, variant), []
     try:
         for path, relative, size_mtime, setup, record in planned:
             if record is not None:  # indexed before: its bodies copied from the old index
                 record = [(*fields, old_bodies.read(*body_at)) for *fields, body_at in record]
-            stored.append(writer.add(relative, *size_mtime, record if record is not None else next(afresh)))
+            stored = writer.add(relative, *size_mtime, record if record is not None else next(afresh))
+            scenarios.append(_from_record(path, stored, writer.bodies, setup))
     except BaseException:
         writer.abort()
         batches.close()
         raise
-    bodies = writer.finish()
+    writer.finish()
     if old_bodies is not None:
         old_bodies.close()
-    return [_from_record(path, record, bodies, setup) for (path, _, _, setup, _), record in zip(planned, stored)]
+    return scenarios
 
 
 def load_scenarios(directories: list[Path], keys_of: KeysOf | None = None) -> dict[str, Scenario]:

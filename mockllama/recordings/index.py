@@ -3,7 +3,7 @@
 Reading one cassette (YAML parsed safely, its aliases bounded, vcrpy's reading, every reply
 checked) takes about 5 ms, so 10,000 took over a minute; holding every reply body in memory
 took 470 MB. The index keeps what reading produced: each interaction's request, status, headers,
-turn and the keys the matcher looks it up by, and the reply bodies (before them in the same file),
+turn and the keys the matcher looks it up by, and the reply bodies (in the same file, among them),
 read only when a reply is first needed. It is used for every file whose size and mtime are as
 they were when it was written; any other file is read and checked afresh, and the index rewritten.
 
@@ -29,10 +29,13 @@ from pathlib import Path
 
 from mockllama import __version__
 
-FORMAT = 3
+FORMAT = 4
 MAGIC = b"mockllama-index\0"
-_HEADER = struct.Struct("<QQ")  # where the marshalled entries start, and their length
-_START = len(MAGIC) + _HEADER.size  # where the bodies start
+_HEADER = struct.Struct("<QQ")  # where the list of entry chunks is (after _START), and its length
+_START = len(MAGIC) + _HEADER.size  # where the bodies and entry chunks start
+# Entries marshalled together as they come, between the bodies: a first start never holds them
+# all marshalled at once (65 MB at 10,000 recordings), and has none left to write at its end.
+CHUNK = 64
 # The modules whose code decides what a cassette loads as and what it matches.
 _READING_CODE = ("recordings/cassettes.py", "recordings/safe_yaml.py", "recordings/shape.py", "wire/nesting.py",
                  "wire/sse.py", "recordings/chat_twin.py", "recordings/catalogue.py", "recordings/index.py",
@@ -101,9 +104,9 @@ def read_index(directory: Path, variant: str = "plain") -> tuple[dict[str, tuple
         if not head.startswith(MAGIC) or len(head) != _START:
             raise ValueError("not an index")
         at, length = _HEADER.unpack_from(head, len(MAGIC))
-        entries = marshal.loads(os.pread(fd, length, at))
-        if not isinstance(entries, dict):
-            raise ValueError("not an index")
+        entries = {}
+        for chunk_at, chunk_length in marshal.loads(os.pread(fd, length, _START + at)):
+            entries.update(marshal.loads(os.pread(fd, chunk_length, _START + chunk_at)))
     except (OSError, EOFError, ValueError, TypeError, struct.error):
         os.close(fd)
         return {}, None
@@ -112,15 +115,17 @@ def read_index(directory: Path, variant: str = "plain") -> tuple[dict[str, tuple
 
 class IndexWriter:
     """Writes an index as the records come, each reply body to the file at once, so that a first
-    start at 10,000 recordings never holds every body in memory: the bodies first, then the
-    marshalled entries, whose place the header names. Written to a temporary file and renamed
+    start at 10,000 recordings never holds every body in memory: the bodies, a chunk of marshalled
+    entries after every CHUNK files, then the list of the chunks, whose place the header names.
+    Written to a temporary file and renamed
     (another process may be reading the old index). Where no index is kept (``MOCKLLAMA_INDEX_DIR=off``)
     or it cannot be written, the bodies go to an unnamed temporary file instead, read from there."""
 
     def __init__(self, directory: Path, variant: str = "plain"):
         self._path = index_path(directory, variant)
-        self._entries: dict[str, tuple] = {}
-        self._offset = 0
+        self._entries: dict[str, tuple] = {}  # not yet written out
+        self._chunks: list[tuple[int, int]] = []
+        self._offset = 0  # where the next write goes, after _START
         self._handle = None
         if self._path is not None:
             try:
@@ -131,36 +136,49 @@ class IndexWriter:
         if self._handle is None:
             self._handle = tempfile.TemporaryFile()
         self._handle.write(bytes(_START))  # the header, filled in by finish
+        # The bodies as written so far, readable at once (from the same file, renamed or not).
+        self.bodies = Bodies(os.dup(self._handle.fileno()), _START)
 
     def add(self, relative: str, size: int, mtime: int, record: list[tuple]) -> list[tuple]:
-        """``record`` with each body (its last field, bytes) written out and replaced by its place."""
+        """``record`` with each body (its last field, bytes) written out and replaced by its place.
+        Written through at once: ``bodies`` may read it straight away."""
         stored = []
         for *fields, body in record:
             stored.append((*fields, (self._offset, len(body))))
             self._offset += len(body)
         self._handle.writelines(body for *_, body in record)
         self._entries[relative] = (size, mtime, stored)
+        if len(self._entries) >= CHUNK:
+            self._write_entries()
+        self._handle.flush()
         return stored
 
-    def finish(self) -> Bodies:
-        """The entries written and the file made the index; the bodies, read from it."""
+    def _write_entries(self) -> None:
         packed = marshal.dumps(self._entries)
         self._handle.write(packed)
+        self._chunks.append((self._offset, len(packed)))
+        self._offset += len(packed)
+        self._entries = {}
+
+    def finish(self) -> Bodies:
+        """The entries written and the file made the index; ``bodies`` goes on reading from it."""
+        self._write_entries()
+        chunks = marshal.dumps(self._chunks)
+        self._handle.write(chunks)
         self._handle.seek(0)
-        self._handle.write(MAGIC + _HEADER.pack(_START + self._offset, len(packed)))
-        self._handle.flush()
-        fd = os.dup(self._handle.fileno())
+        self._handle.write(MAGIC + _HEADER.pack(self._offset, len(chunks)))
         self._handle.close()
         if self._path is not None:
             try:
                 os.replace(self._handle.name, self._path)
             except OSError:
                 self._discard_file()  # the open descriptor still reads it: this start goes on
-        return Bodies(fd, _START)
+        return self.bodies
 
     def abort(self) -> None:
         """A load that failed half way: no index is written."""
         self._handle.close()
+        self.bodies.close()
         if self._path is not None:
             self._discard_file()
 

@@ -12,14 +12,15 @@ Chat completions omit the ``event:`` line and end with ``data: [DONE]``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 BLOCK_END = b"\n\n"
 
 
-@dataclass(frozen=True)
-class Event:
-    """One SSE block: its ``event:`` name (or None), its ``data:`` text, and its exact bytes."""
+class Event(NamedTuple):
+    """One SSE block: its ``event:`` name (or None), its ``data:`` text, and its exact bytes.
+    A named tuple, not a frozen dataclass: a first start at 10,000 recordings makes 250,000 of
+    them to check the streams, and a frozen dataclass is five times slower to make."""
 
     name: str | None
     data: str
@@ -35,27 +36,24 @@ class Event:
 
 def split_blocks(body: bytes) -> list[bytes]:
     """Cut a stream body into blocks; joining them gives back ``body`` exactly."""
-    blocks = []
-    start = 0
-    while start < len(body):
-        end = body.find(BLOCK_END, start)
-        if end < 0:
-            blocks.append(body[start:])
-            break
-        blocks.append(body[start : end + len(BLOCK_END)])
-        start = end + len(BLOCK_END)
-    return blocks
+    *ended, rest = body.split(BLOCK_END)
+    blocks = [block + BLOCK_END for block in ended]
+    return [*blocks, rest] if rest else blocks
 
 
 def parse_block(raw: bytes) -> Event:
+    lines = raw.decode("utf-8").split("\n")
+    if len(lines) == 4 and lines[0].startswith("event: ") and lines[1].startswith("data: ") and not lines[2] \
+            and not lines[3]:  # llama-server's own framing, read as the loop below reads it
+        return Event(lines[0][len("event: "):].strip(), lines[1][len("data: "):], raw)
     name = None
     data_lines = []
-    for line in raw.decode("utf-8").split("\n"):
-        if line.startswith("event:"):
-            name = line[len("event:") :].strip()
-        elif line.startswith("data:"):
+    for line in lines:
+        if line.startswith("data:"):
             data_lines.append(line[len("data:") :].removeprefix(" "))
-    return Event(name=name, data="\n".join(data_lines), raw=raw)
+        elif line.startswith("event:"):
+            name = line[len("event:") :].strip()
+    return Event(name, "\n".join(data_lines), raw)
 
 
 def parse_stream(body: bytes) -> list[Event]:

@@ -1,0 +1,41 @@
+"""Server-Sent Events split and parsed as the SSE format says, whatever the framing."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockllama.wire import sse
+
+LINES = st.lists(st.one_of(st.sampled_from(["event: a", "event: x  ", "event:b ", "data: {}", "data:1", "data:  2", "data: [DONE]",
+                                            "", "id: 7", ": comment"]),
+                           st.text(alphabet="ab: \n{}", max_size=12)), max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=5), st.booleans())
+def test_blocks_join_back_to_the_body_and_each_ends_at_its_first_blank_line(blocks, cut):
+    body = "".join("\n".join(lines) + "\n\n" for lines in blocks).encode()
+    body = body[:-1] if cut and body else body
+    split = sse.split_blocks(body)
+    assert b"".join(split) == body
+    assert all(sse.BLOCK_END not in block[:-1] for block in split)
+    assert all(block.endswith(sse.BLOCK_END) for block in split[:-1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES)
+def test_a_block_s_name_is_its_last_event_line_and_its_data_every_data_line(lines):
+    raw = ("\n".join(lines) + "\n\n").encode()
+    event = sse.parse_block(raw)
+    lines = raw.decode().split("\n")
+    names = [line[len("event:"):].strip() for line in lines if line.startswith("event:")]
+    data = [line[len("data:"):].removeprefix(" ") for line in lines if line.startswith("data:")]
+    assert event == (names[-1] if names else None, "\n".join(data), raw)
+
+
+def test_llama_server_s_framing_is_read_by_the_same_rule():
+    raw = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":" x"}\n\n'
+    assert sse.parse_block(raw) == ("response.output_text.delta", '{"type":"response.output_text.delta","delta":" x"}', raw)
+    assert sse.parse_block(b"event:  spaced \ndata:  two\n\n")[:2] == ("spaced", " two")
+    assert sse.parse_stream(raw + b"data: [DONE]\n\n")[1].json() is None
