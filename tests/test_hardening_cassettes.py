@@ -211,6 +211,8 @@ REFUSED = {
                                     "values that are not JSON data"),
     "header-with-crlf": (_header("X-Evil", ["a\r\nSet-Cookie: b"]), "line break"),
     "header-bad-name": (_header("Bad Name:", ["x"]), "not a valid HTTP header name"),
+    "header-value-a-list": (_header("X-List", [["a", "b"]]), "has a value that is not a string"),
+    "header-value-a-number": (_header("Content-Length", [555]), "has a value that is not a string"),
     "stream-usage-is-a-list": (_edit_last_event(lambda p: p["response"].__setitem__("usage", [1])),
                                "usage is not an object"),
     "stream-response-not-an-object": (_edit_last_event(lambda p: p.__setitem__("response", "x")),

@@ -13,13 +13,13 @@ from mockllama.recordings.cassettes import Interaction
 from mockllama.recordings.chat_twin import turn_of
 
 
-def conversation_key(path: str, body, canonical=None) -> str | None:
+def conversation_key(path: str, body, canonical=None, turn: int | None = None) -> str | None:
     """What every turn of one conversation shares: the request with its history cut back to the
     messages before the first model reply. None for a request that carries no reply yet.
-    ``canonical``: the body's canonical form, when the caller has it already."""
+    ``canonical``, ``turn``: the body's canonical form and turn, when the caller has them already."""
     canonical = canonical_request(path, body) if canonical is None else canonical
     messages = canonical.get("messages") if isinstance(canonical, dict) else None
-    if not isinstance(messages, list) or turn_of(path, body) < 2:
+    if not isinstance(messages, list) or (turn_of(path, body) if turn is None else turn) < 2:
         return None
     return canonical_key(path, None, {**canonical, "messages": first_turn_messages(messages)})
 
@@ -41,7 +41,7 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
     else:
         parts = _parts_by_key(key, canonical)
     return (key, unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
-            conversation_key(interaction.path, body, canonical), parts)
+            conversation_key(interaction.path, body, canonical, interaction.turn), parts)
 
 
 # The parts of the last few canonical keys: a Responses request and its chat twin, recorded side by

@@ -437,8 +437,16 @@ def _shared(keys: tuple | None, seen: dict) -> tuple | None:
     reads it hold each part once per batch of cassettes, not once per recording."""
     if keys is None:
         return None
-    return tuple(tuple(seen.setdefault(item, item) for item in value) if isinstance(value, tuple) else value
-                 for value in keys)
+    return tuple(_shared_items(value, seen) if isinstance(value, tuple) else value for value in keys)
+
+
+def _shared_items(value: tuple, seen: dict) -> tuple:
+    """``value`` with its items shared; the same tuple again (match_keys reuses a canonical key's
+    parts) is looked up by its id, kept in ``seen`` with it (so the id stays its own)."""
+    made = seen.get(id(value))
+    if made is None:
+        made = seen[id(value)] = (value, tuple(seen.setdefault(item, item) for item in value))
+    return made[1]
 
 
 def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
