@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import yaml
 import yamlkit
 from httpkit import call, post_json
@@ -214,3 +216,22 @@ def test_a_recording_replaced_under_its_name_counts_its_own_replies_from_then_on
     with pytest.raises(RequestError, match="asks for turn 2"):  # tool-cut-30's own call, now the scenario's
         matcher.select("POST", "/v1/responses", later_turn(second), "mine")
     assert matcher.select("POST", "/v1/responses", later_turn(first), "mine").turn == 1  # no longer its own
+
+
+_NAMES = st.text(alphabet="ab-1", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NAMES, min_size=1, max_size=30, unique=True), _NAMES)
+def test_the_names_suggested_are_difflib_s_own_from_every_scenario(names, asked):
+    """Names are handed to difflib only where their length alone could pass its cut-off: what it
+    suggests is what it suggests from every name."""
+    import difflib
+    from pathlib import Path
+
+    from mockllama.matching.matcher import NEAR_NAME, Matcher
+    from mockllama.recordings.cassettes import Scenario
+    matcher = Matcher({name: Scenario(name=name, source=Path(f"{name or 'x'}.yaml")) for name in names})
+    expected = difflib.get_close_matches(asked, names, n=3, cutoff=NEAR_NAME)
+    assert matcher._did_you_mean(asked) == (
+        f" Did you mean {' or '.join(repr(name) for name in expected)}?" if expected else "")

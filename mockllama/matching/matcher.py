@@ -238,15 +238,24 @@ class Matcher:
 
     def _did_you_mean(self, name: str) -> str:
         """A question naming the scenarios ``name`` is a likely typo of (poem-cut-16 for poem-cut-20), or ""."""
-        close = difflib.get_close_matches(name, list(self.scenarios), n=3, cutoff=NEAR_NAME)
+        close = difflib.get_close_matches(name, self._alike_in_length(name), n=3, cutoff=NEAR_NAME)
         return f" Did you mean {' or '.join(repr(candidate) for candidate in close)}?" if close else ""
+
+    def _alike_in_length(self, name: str) -> list[str]:
+        """The scenario names difflib would not turn away for their length alone: its first test
+        (``real_quick_ratio``, in its own words here) compares lengths only, yet it builds a matcher
+        for every name first, 20 ms a 404 at 10,000 scenarios."""
+        size = len(name)
+        fits = {length: (2.0 * min(size, length) / (size + length) if size + length else 1.0) >= NEAR_NAME
+                for length in {len(other) for other in self.scenarios}}
+        return [other for other in self.scenarios if fits[len(other)]]
 
     def _no_match_message(self, method: str, path: str, body: dict) -> str:
         stream = body.get("stream") is True
         candidates = self._fingerprints.of((method, path, stream), lambda: [
             i
-            for i in self._by_route.get((method, path), [])
-            if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
+            for i in self._by_route.get((method, path), [])  # i.stream, without a property call each
+            if isinstance(i.request_json, dict) and (i.request_json.get("stream") is True) == stream and i.status < 400
         ])
         how_to = (
             "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "

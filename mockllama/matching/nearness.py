@@ -15,6 +15,7 @@ requests (tests/test_nearness.py checks that); ``differences`` still words the f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import chain
 
 from mockllama.matching.keys import keys_for
 
@@ -28,9 +29,10 @@ class Candidates(list):
     Equal parts are mostly one object (the cassette index stores them so), and a part is priced
     by identity, which costs nothing to hash; ``parts`` keeps each alive, so its id stays its own."""
 
-    def __init__(self):
-        super().__init__()
-        self.parts: dict[int, object] = {}
+    def __init__(self, pairs: Iterable[tuple[object, Fingerprint]] = ()):
+        super().__init__(pairs)
+        recorded = list(chain.from_iterable(fingerprint for _, fingerprint in self))  # in one go, not one by one
+        self.parts: dict[int, object] = dict(zip(map(id, recorded), recorded))
 
     def add(self, recording, recorded: Fingerprint) -> None:
         self.append((recording, recorded))
@@ -109,10 +111,11 @@ class Fingerprints:
         the route's recordings the first time."""
         found = self._routes.get(route)
         if found is None:
-            found, seen = Candidates(), set()
+            pairs, seen = [], set()
             for interaction in recordings():
-                if (interaction.scenario, interaction.turn) not in seen:
-                    seen.add((interaction.scenario, interaction.turn))
-                    found.add(interaction, keys_for(interaction)[3])
-            self._routes[route] = found
+                first = (interaction.scenario, interaction.turn)
+                if first not in seen:
+                    seen.add(first)
+                    pairs.append((interaction, keys_for(interaction)[3]))
+            found = self._routes[route] = Candidates(pairs)
         return found
