@@ -27,16 +27,13 @@ Fingerprint = tuple
 class Candidates(list):
     """``[(recording, fingerprint)]``, with ``parts``: each part of their fingerprints by its id.
     Equal parts are mostly one object (the cassette index stores them so), and a part is priced
-    by identity, which costs nothing to hash; ``parts`` keeps each alive, so its id stays its own."""
+    by identity, which costs nothing to hash; ``parts`` keeps each alive, so its id stays its own.
+    Made once from all its pairs."""
 
     def __init__(self, pairs: Iterable[tuple[object, Fingerprint]] = ()):
         super().__init__(pairs)
         recorded = list(chain.from_iterable(fingerprint for _, fingerprint in self))  # in one go, not one by one
         self.parts: dict[int, object] = dict(zip(map(id, recorded), recorded))
-
-    def add(self, recording, recorded: Fingerprint) -> None:
-        self.append((recording, recorded))
-        self.parts.update(zip(map(id, recorded), recorded))
 
 
 class Prices(dict):
@@ -82,10 +79,7 @@ class Prices(dict):
 def fewest(sent: Fingerprint, candidates: list[tuple[object, Fingerprint]]) -> tuple[int, list[object]]:
     """The smallest difference count, and every candidate at it, in order."""
     if not isinstance(candidates, Candidates):
-        made = Candidates()
-        for candidate, recorded in candidates:
-            made.add(candidate, recorded)
-        candidates = made
+        candidates = Candidates(candidates)
     price, best, nearest = Prices(sent, candidates.parts).__getitem__, None, []
     for candidate, recorded in candidates:
         found = sum(map(price, map(id, recorded)))

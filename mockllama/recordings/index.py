@@ -117,9 +117,9 @@ class IndexWriter:
     """Writes an index as the records come, each reply body to the file at once, so that a first
     start at 10,000 recordings never holds every body in memory: the bodies, a chunk of marshalled
     entries after every CHUNK files, then the list of the chunks, whose place the header names.
-    Written to a temporary file and renamed
-    (another process may be reading the old index). Where no index is kept (``MOCKLLAMA_INDEX_DIR=off``)
-    or it cannot be written, the bodies go to an unnamed temporary file instead, read from there."""
+    Written to a temporary file and renamed (another process may be reading the old index). Where
+    no index is kept (``MOCKLLAMA_INDEX_DIR=off``) or it cannot be written, the bodies go to an
+    unnamed temporary file instead, read from there."""
 
     def __init__(self, directory: Path, variant: str = "plain"):
         self._path = index_path(directory, variant)
