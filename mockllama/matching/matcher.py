@@ -254,8 +254,8 @@ class Matcher:
         stream = body.get("stream") is True
         candidates = self._fingerprints.of((method, path, stream), lambda: [
             i
-            for i in self._by_route.get((method, path), [])  # i.stream, without a property call each
-            if isinstance(i.request_json, dict) and (i.request_json.get("stream") is True) == stream and i.status < 400
+            for i in self._by_route.get((method, path), [])
+            if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
         ])
         how_to = (
             "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "
