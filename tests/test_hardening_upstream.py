@@ -67,11 +67,9 @@ def hostile_llama_server(replace) -> web.Application:
 
     app = create_app(SCENARIOS)
     app.middlewares.append(hostile)
-    # mockllama rewrites an error reply without its own headers into its JSON error; the double's
-    # replies must go out as written.
-    from mockllama.server.app import _shape_router_errors
-
-    app.on_response_prepare.remove(_shape_router_errors)
+    # mockllama rewrites an error reply without its own headers into its JSON error (its one
+    # on_response_prepare hook); the double's replies must go out as written.
+    app.on_response_prepare.clear()
     return app
 
 

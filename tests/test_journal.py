@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections import deque
 
 import openai
 import pytest
@@ -174,3 +175,26 @@ def test_threads_reading_while_the_server_writes_see_whole_entries():
         assert ids == sorted(ids) and len(ids) <= 50 and all(e.path == f"/{e.id - 1}" for e in entries)
     thread.join()
     assert journal.last_id == 2000 and [e.id for e in journal.entries()] == list(range(1951, 2001))
+
+
+
+def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
+    # The writer takes no lock, so a reader on another thread may read at any step of it; the ring
+    # here reads the journal at the worst one, as each entry goes in. A client polling ?since=
+    # with an id handed out before its entry was there would skip that entry for good.
+    journal = Journal(10)
+
+    class ReadingRing(deque):
+        def append(self, item):
+            entries, last_id = journal.snapshot()
+            assert last_id < item[0] and all(entry.id <= last_id for entry in entries)
+            super().append(item)
+
+    journal._seen = ReadingRing(maxlen=10)
+    for index in range(2):
+        journal.add(time=0.0, duration_ms=0.0, method="POST", path=f"/{index}", behaviour="buggy",
+                    scenario=None, turn=None, selected_by=None, fault=None, status=200, stream=False,
+                    finished=True, bytes_sent=0, raw_body=b"", body_truncated=False, error=None)
+        # what the server's hot path keeps (journal.record): the fields as seen, read later
+        journal._keep((0.0, 0.0, "POST", f"/{index}", {}, None, 200, True, 0, b"", False, None))
+    assert journal.last_id == 4 and [entry.id for entry in journal.entries(since=1)] == [2, 3, 4]

@@ -50,7 +50,7 @@ def not_allowed(policy: CorsPolicy, origin: str) -> str:
 
 
 async def preflight(request: web.Request) -> web.Response:
-    """An ``OPTIONS`` request on any path: llama-server's preflight answer (``header_hook`` adds the
+    """An ``OPTIONS`` request on any path: llama-server's preflight answer (``origin_setter`` adds the
     origin), or a RequestError for an origin ``--cors-origin`` leaves out."""
     policy = request.app[CORS]
     origin = request.headers.get("Origin")
@@ -77,17 +77,18 @@ def refusing_middleware(policy: CorsPolicy):
     return refuse_other_origins
 
 
-def header_hook(policy: CorsPolicy):
-    """The ``on_response_prepare`` hook that gives every reply, just before its headers go out, the
-    allowed origin as llama-server sends it. It replaces the recorded value (the recording client
-    sent no Origin). Built for one policy, so the hot path does no lookup beyond the header."""
+def origin_setter(policy: CorsPolicy):
+    """What gives every reply, just before its headers go out, the allowed origin as llama-server
+    sends it (the app's one ``on_response_prepare`` hook calls it). It replaces the recorded value
+    (the recording client sent no Origin). Built for one policy, so the hot path does no lookup
+    beyond the header."""
     if not policy.origins:
-        async def any_origin(request: web.Request, response: web.StreamResponse) -> None:
+        def any_origin(request: web.Request, response: web.StreamResponse) -> None:
             response.headers[ALLOW_ORIGIN] = request.headers.get("Origin", "")
 
         return any_origin
 
-    async def named_origins(request: web.Request, response: web.StreamResponse) -> None:
+    def named_origins(request: web.Request, response: web.StreamResponse) -> None:
         origin = request.headers.get("Origin")
         if policy.allows(origin):
             response.headers[ALLOW_ORIGIN] = origin or ""
@@ -107,9 +108,10 @@ def check_origin(origin: str) -> str:
                      f"with no path, for example http://localhost:5173")
 
 
-def install(app: web.Application, origins=()) -> None:
-    """Give ``app`` llama-server's CORS; ``origins`` (empty: any) restricts it."""
+def install(app: web.Application, origins=()):
+    """Give ``app`` llama-server's CORS; ``origins`` (empty: any) restricts it. Returns what sets a
+    reply's allowed origin, for the app's ``on_response_prepare`` hook to call."""
     app[CORS] = CorsPolicy(frozenset(check_origin(origin) for origin in origins))
-    app.on_response_prepare.append(header_hook(app[CORS]))
     if app[CORS].origins:
         app.middlewares.append(refusing_middleware(app[CORS]))
+    return origin_setter(app[CORS])

@@ -62,15 +62,16 @@ def _answers_live(behaviour: str, path: str) -> bool:
 @journalled
 @answers_errors
 async def replay_or_record(request: web.Request) -> web.StreamResponse:
-    behaviour, method, path, raw = await read_request(request)
+    settings = request.app[SETTINGS]
+    behaviour, method, path, raw = await read_request(request, settings)
     recorder = request.app[RECORDER]
     scenario_header = request.headers.get(SCENARIO_HEADER)
     selection = decide(
         recorder.options.mode,
-        lambda: request.app[SETTINGS].matcher.select(method, path, raw, scenario_header),
+        lambda: settings.matcher.select(method, path, raw, scenario_header),
     )
     if selection is not None:
-        return await send_selection(request, behaviour, selection, raw)
+        return await send_selection(request, settings, behaviour, selection, raw)
     faults = request.app[FAULT_PLAN]
     faults.choose(request.headers.get(FAULT_HEADER), "")  # a bad header: the 400 a hit gets, before forwarding
     query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
@@ -80,7 +81,7 @@ async def replay_or_record(request: web.Request) -> web.StreamResponse:
     if _answers_live(behaviour, path) and not faulted:
         return await _forward(request, flight, behaviour)
     interaction = await flight.recorded
-    return await send_selection(request, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)
+    return await send_selection(request, settings, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)
 
 
 async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.StreamResponse:
