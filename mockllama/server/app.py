@@ -287,6 +287,7 @@ async def send_selection(request: web.Request, settings: Settings, behaviour: st
     fault = plan.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
     if fault is not None:
         return await write_with_fault(request, trace, reply, headers, fault, plan)
+    trace.headers = headers  # what the reply is sent with, shared by every reply of this selection
     if settings.pace is None:
         if reply.events is None:
             trace.bytes_sent, trace.finished = len(reply.body), True  # the journal need not ask the reply
