@@ -3,11 +3,12 @@
 A shared 2-core VM makes req/s swing by 30% from one run to the next, so small changes to the hot
 path cannot be seen in it. callgrind counts the instructions the server executes instead, which
 do not move with whatever else the machine is doing; they do move a little from run to run (within
-about 2%: the event loop wakes a varying number of times), so a smaller change needs several runs. Each contender (the floor, and
-mockllama in each behaviour) runs under callgrind with counting off while it starts and warms up;
-then it counts over ``requests`` non-streamed ``text-cut-8`` requests on one kept-alive
-connection. The ratio to the floor is the floor's count over the contender's: what the req/s
-ratio would be on a core of its own. Python's hash seed is fixed so dict layouts repeat.
+about 2%: the event loop wakes a varying number of times), so a smaller change needs several
+runs. Each contender (the floor, and mockllama in each behaviour) runs under callgrind with
+counting off while it starts and warms up; then it counts over ``requests`` non-streamed
+``text-cut-8`` requests on one kept-alive connection. The ratio to the floor is the floor's count
+over the contender's: what the req/s ratio would be on a core of its own. Python's hash seed is
+fixed so dict layouts repeat.
 """
 
 from __future__ import annotations

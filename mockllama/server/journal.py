@@ -49,8 +49,8 @@ class Trace:
         self.raw: bytes | None = None  # the request body, once read
         self.turn: int | None = None  # the conversation turn, where the selection has one
         # The reply's headers as the handler built them, where they are shared by many replies and
-        # never change: the journal keeps those rather than each reply's own copy (1.5 KB an entry
-        # less to hold and to free, in the ring of the last 1000). None: the reply's own are read.
+        # never change: the journal keeps those rather than each reply's own copy (456 bytes an
+        # entry less to hold and to free, in the ring of the last 1000). None: the reply's own are read.
         self.headers: CIMultiDictProxy | None = None
         self.bytes_sent: int | None = None  # body bytes written, set by streaming writers
         self.finished: bool | None = None  # whether the whole reply went out
