@@ -160,7 +160,7 @@ class IndexWriter:
         self._offset += len(packed)
         self._entries = {}
 
-    def finish(self) -> Bodies:
+    def finish(self) -> None:
         """The entries written and the file made the index; ``bodies`` goes on reading from it."""
         self._write_entries()
         chunks = marshal.dumps(self._chunks)
@@ -173,7 +173,6 @@ class IndexWriter:
                 os.replace(self._handle.name, self._path)
             except OSError:
                 self._discard_file()  # the open descriptor still reads it: this start goes on
-        return self.bodies
 
     def abort(self) -> None:
         """A load that failed half way: no index is written."""
