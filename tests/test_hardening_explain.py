@@ -175,19 +175,45 @@ def test_a_server_that_is_not_a_journal_gets_one_line_and_exit_2(kind):
         _refused(explain_journal(double.url, "--timeout", "5"))
 
 
-def test_a_server_that_drips_is_cut_off_at_the_deadline():
-    def drip(sock, double):
-        double.send(sock, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
-        for _ in range(1000):
-            double.send(sock, b" ")
-            time.sleep(0.2)
+def drip(sock, double):
+    """Promises 1,000 bytes, then sends one every 0.2 s."""
+    double.send(sock, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+    for _ in range(1000):
+        double.send(sock, b" ")
+        time.sleep(0.2)
 
+
+def test_a_server_that_drips_is_cut_off_at_the_deadline():
     with RawServer(drip) as double:
         started = time.monotonic()
         result = explain_journal(double.url, "--timeout", "2")
         took = time.monotonic() - started
     _refused(result)
     assert "no complete answer from GET /_mockllama/journal" in result.stderr and "within 2 s" in result.stderr
+    assert took < 10, took
+
+
+def test_the_deadline_covers_both_requests_and_the_message_names_the_whole_budget():
+    # explain asks twice (the last id, then the entries) under one --timeout. The first answer is
+    # slow but whole, the second drips: the cut comes at the one deadline, and the message names
+    # the budget the user gave, not what was left of it for the second request.
+    def slow_then_drip(sock, double):
+        double.answered += 1
+        if double.answered == 1:
+            time.sleep(1)
+            reply_with(json.dumps({"last_id": 5, "entries": []}).encode())(sock, double)
+        else:
+            drip(sock, double)
+
+    with RawServer(slow_then_drip) as double:
+        double.answered = 0
+        started = time.monotonic()
+        result = explain_journal(double.url, "--timeout", "3")
+        took = time.monotonic() - started
+    _refused(result)
+    assert double.answered == 2
+    assert "no complete answer from GET /_mockllama/journal?since=" in result.stderr
+    assert "within 3 s" in result.stderr, result.stderr
     assert took < 10, took
 
 

@@ -26,12 +26,12 @@ class JournalUnreadable(Exception):
     """The journal cannot be read or is not a mockllama journal; the message says why, in one line."""
 
 
-def _get(target: Target, path: str, deadline: float) -> bytes:
-    """GET ``path`` as ``check`` sends its probes (check.fetch): what is left of one deadline for
-    the whole exchange, and no reply read past ``check``'s cap, so a server that drips or never
-    stops is cut off all the same."""
+def _get(target: Target, path: str, timeout: float, deadline: float) -> bytes:
+    """GET ``path`` as ``check`` sends its probes (check.fetch): what is left of one deadline, of
+    ``timeout`` seconds in all, for the whole exchange, and no reply read past ``check``'s cap, so a
+    server that drips or never stops is cut off all the same."""
     try:
-        reply = fetch(target, "GET", path, timeout=max(deadline - time.monotonic(), 0.001))
+        reply = fetch(target, "GET", path, timeout=timeout, deadline=deadline)
     except ExchangeFailed as err:
         raise JournalUnreadable(str(err)) from None
     if reply.status != 200:
@@ -83,6 +83,6 @@ def fetch_journal(url: str, last: int, timeout: float = DEFAULT_JOURNAL_TIMEOUT)
     if not last:
         return []
     deadline = time.monotonic() + timeout
-    newest = _journal(_get(target, f"{JOURNAL_PATH}?since={2**53}", deadline))["last_id"]
-    entries = _journal(_get(target, f"{JOURNAL_PATH}?since={max(newest - last, 0)}", deadline))["entries"]
+    newest = _journal(_get(target, f"{JOURNAL_PATH}?since={2**53}", timeout, deadline))["last_id"]
+    entries = _journal(_get(target, f"{JOURNAL_PATH}?since={max(newest - last, 0)}", timeout, deadline))["entries"]
     return entries[-last:]

@@ -141,14 +141,19 @@ class Reply(NamedTuple):
 
 
 def fetch(target: Target, method: str, path: str, body: dict | None = None, *, timeout: float,
-          max_bytes: int | None = None) -> Reply:
+          deadline: float | None = None, max_bytes: int | None = None) -> Reply:
     """One request; the whole exchange (connect, send, headers, body) has ``timeout`` seconds and
     reads at most ``max_bytes`` (default MAX_REPLY_BYTES). Anything that is not a complete HTTP
-    reply raises ExchangeFailed, with a one-line reason that names no credential."""
+    reply raises ExchangeFailed, with a one-line reason that names no credential.
+
+    A caller making several requests under one budget of ``timeout`` seconds passes the budget's
+    end as ``deadline`` (a time.monotonic() value): the exchange stops there, and a timeout still
+    names the whole budget the user gave, not the fraction of it that was left."""
     max_bytes = MAX_REPLY_BYTES if max_bytes is None else max_bytes
     connection_class = http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
-    deadline = time.monotonic() + timeout
-    connection = connection_class(target.host, target.port, timeout=timeout)
+    if deadline is None:
+        deadline = time.monotonic() + timeout
+    connection = connection_class(target.host, target.port, timeout=max(deadline - time.monotonic(), 0.001))
     request_target = target.path(path)
     shown = f"{method} {target.prefix + path}"
     # One connection a request, so say so: the server need not hold it open (llama-server then
