@@ -14,7 +14,11 @@ first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-
 mockllama's against each peer's; the fidelity table says what a client sees of each peer's replies.
 
 A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
-the table gives the median of the rounds (and of three start-ups).
+the table gives the median of the rounds (and of three start-ups). Each ratio of req/s is given
+twice: of those medians, and paired, the median of the rounds' own ratios, each round's run held
+against the other contender's run of the same round, seconds apart. The VM's speed drifts over a
+run (a fixed CPU job took from 2.3 s to 3.7 s in one session), and a paired ratio leaves out what
+the drift does between rounds.
 
 ``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
 server CPU per request (from /proc), and journalling's own time per request, in process, as a
@@ -100,6 +104,12 @@ class Result:
     rps: float
     p50_ms: float
     p99_ms: float
+    rounds_rps: tuple[float, ...] = ()  # each round's req/s, in order, for paired ratios
+
+
+def paired_ratio(mine: Result, base: Result) -> float:
+    """The median over the rounds of mine's req/s over base's in the same round."""
+    return statistics.median(m / b for m, b in zip(mine.rounds_rps, base.rounds_rps, strict=True))
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,8 @@ def measure(targets: dict[str, Target]) -> list[Result]:
                 if not samples:
                     continue
                 rps, p50, p99 = (statistics.median(column) for column in zip(*samples))
-                results.append(Result(name, label, connections, rps, p50, p99))
+                results.append(Result(name, label, connections, rps, p50, p99,
+                                      tuple(sample[0] for sample in samples)))
             print(f"measured {label} at {connections} connections", file=sys.stderr, flush=True)
     return results
 
@@ -276,15 +287,17 @@ def _workload(result: Result) -> tuple[str, bool]:
 def table(results: list[Result], starts: dict, rss: dict) -> str:
     floor = {(r.workload, r.connections): r for r in results if r.contender.startswith("floor")}
     live = {(r.workload, r.connections): r for r in results if r.contender == "llama-server"}
-    lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs llama-server |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
+             "vs llama-server |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
         key = (r.workload, r.connections)
         vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
+        paired = f"{paired_ratio(r, floor[key]):.2f}x" if key in floor else "-"
         vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
         rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
         lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
-                     f"{r.p99_ms:.2f} | {vs_floor} | {vs_live} |")
+                     f"{r.p99_ms:.2f} | {vs_floor} | {paired} | {vs_live} |")
     lines += ["", "| contender | start to first 200 | peak RSS |", "| --- | --- | --- |"]
     lines += [f"| {name} | {starts[name] * 1000:.0f} ms | {rss[name]:.1f} MB |" for name in starts]
     return "\n".join(lines)
@@ -312,18 +325,19 @@ def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
 
 
 def peer_table(results: list[Result], peers: list[str]) -> str:
-    """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more) and for
-    p50 (below 1: mockllama answers sooner)."""
+    """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more; of the
+    medians, then paired round by round) and for p50 (below 1: mockllama answers sooner)."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
     head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
-            + [f"mockllama/{p} req/s" for p in peers] + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers]
-            + [f"mockllama/{p} p50" for p in peers])
+            + [f"mockllama/{p} req/s" for p in peers] + [f"mockllama/{p} req/s, paired" for p in peers]
+            + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers] + [f"mockllama/{p} p50" for p in peers])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in (r for r in results if r.contender == PEER_BASE):
         theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
         cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
                  + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
                  + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
+                 + [f"{paired_ratio(r, t):.2f}x" if t else "-" for t in theirs]
                  + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
                  + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
         lines.append("| " + " | ".join(cells) + " |")

@@ -1,0 +1,40 @@
+"""The benchmark's ratios (mockllama.bench.run): of the medians, and paired round by round.
+
+A paired ratio holds each round's run against the other contender's run of the same round, so
+that a VM that slows down for one round moves both sides of that round's ratio alike."""
+
+from __future__ import annotations
+
+from mockllama.bench.run import Result, paired_ratio, peer_table, table
+
+JSON = "text-cut-8 json"
+
+
+def _result(contender: str, rounds: tuple[float, ...]) -> Result:
+    ordered = sorted(rounds)
+    return Result(contender, JSON, 64, ordered[len(ordered) // 2], 1.0, 2.0, rounds)
+
+
+# The VM slows down in the second round for both: the medians' ratio (95 / 100) hides that the
+# contender ran at 0.9x the floor in two rounds of three.
+FLOOR = _result("floor (bare aiohttp)", (100.0, 200.0, 100.0))
+BUGGY = _result("mockllama buggy", (90.0, 150.0, 95.0))
+
+
+def test_a_paired_ratio_is_the_median_of_each_rounds_ratio():
+    assert paired_ratio(BUGGY, FLOOR) == 0.9  # the rounds: 0.9, 0.75, 0.95
+    assert BUGGY.rps / FLOOR.rps == 0.95
+
+
+def test_the_table_gives_both_ratios_to_the_floor():
+    rows = {line.split(" | ")[0].lstrip("| "): line.strip("|").split("|") for line in
+            table([FLOOR, BUGGY], {}, {}).splitlines()[2:] if line.startswith("| ")}
+    assert [cell.strip() for cell in rows["mockllama buggy"][6:8]] == ["0.95x", "0.90x"]
+    assert [cell.strip() for cell in rows["floor (bare aiohttp)"][6:8]] == ["1.00x", "1.00x"]
+
+
+def test_the_peer_table_gives_both_ratios_to_each_peer():
+    peer = _result("aimock", (50.0, 100.0, 50.0))
+    line = peer_table([BUGGY, peer], ["aimock"]).splitlines()[2]
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[4:6] == ["1.90x", "1.80x"]  # 95 / 50 of the medians; 1.8, 1.5, 1.9 round by round
