@@ -38,3 +38,12 @@ def test_the_peer_table_gives_both_ratios_to_each_peer():
     line = peer_table([BUGGY, peer], ["aimock"]).splitlines()[2]
     cells = [cell.strip() for cell in line.strip("|").split("|")]
     assert cells[4:6] == ["1.90x", "1.80x"]  # 95 / 50 of the medians; 1.8, 1.5, 1.9 round by round
+
+
+def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():
+    # --llama-server runs one long round after the others: nothing to pair it with
+    live = Result("llama-server", JSON, 64, 20.0, 100.0, 200.0, (20.0,))
+    assert paired_ratio(live, FLOOR) is None
+    rows = [line.strip("|").split("|") for line in table([FLOOR, BUGGY, live], {}, {}).splitlines()
+            if line.startswith("| llama-server ")]
+    assert [cell.strip() for cell in rows[0][6:9]] == ["0.20x", "-", "-"]

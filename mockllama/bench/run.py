@@ -107,9 +107,17 @@ class Result:
     rounds_rps: tuple[float, ...] = ()  # each round's req/s, in order, for paired ratios
 
 
-def paired_ratio(mine: Result, base: Result) -> float:
-    """The median over the rounds of mine's req/s over base's in the same round."""
-    return statistics.median(m / b for m, b in zip(mine.rounds_rps, base.rounds_rps, strict=True))
+def paired_ratio(mine: Result, base: Result) -> float | None:
+    """The median over the rounds of mine's req/s over base's in the same round; None when the two
+    did not run the same rounds (``--llama-server`` runs one long round of its own)."""
+    if not mine.rounds_rps or len(mine.rounds_rps) != len(base.rounds_rps):
+        return None
+    return statistics.median(m / b for m, b in zip(mine.rounds_rps, base.rounds_rps))
+
+
+def _paired(mine: Result, base: Result | None) -> str:
+    ratio = None if base is None else paired_ratio(mine, base)
+    return "-" if ratio is None else f"{ratio:.2f}x"
 
 
 @dataclass(frozen=True)
@@ -293,7 +301,7 @@ def table(results: list[Result], starts: dict, rss: dict) -> str:
     for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
         key = (r.workload, r.connections)
         vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
-        paired = f"{paired_ratio(r, floor[key]):.2f}x" if key in floor else "-"
+        paired = _paired(r, floor.get(key))
         vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
         rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
         lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
@@ -337,7 +345,7 @@ def peer_table(results: list[Result], peers: list[str]) -> str:
         cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
                  + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
                  + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
-                 + [f"{paired_ratio(r, t):.2f}x" if t else "-" for t in theirs]
+                 + [_paired(r, t) for t in theirs]
                  + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
                  + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
         lines.append("| " + " | ".join(cells) + " |")
