@@ -14,9 +14,10 @@ first 200, and peak RSS (VmHWM). Ratios are against the floor and against llama-
 mockllama's against each peer's; the fidelity table says what a client sees of each peer's replies.
 
 A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
-the table gives the median of the rounds (and of three start-ups). Each ratio of req/s is given
-twice: of those medians, and paired, the median of the rounds' own ratios, each round's run held
-against the other contender's run of the same round, seconds apart. The VM's speed drifts over a
+the table gives the median of the rounds (and of three start-ups). Each ratio of req/s to the
+floor or to a peer is given twice: of those medians, and paired, the median of the rounds' own
+ratios, each round's run held against the other contender's run of the same round, seconds apart
+(llama-server, measured in one long round after the others, has no paired ratio). The VM's speed drifts over a
 run (a fixed CPU job took from 2.3 s to 3.7 s in one session), and a paired ratio leaves out what
 the drift does between rounds.
 
