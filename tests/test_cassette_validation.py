@@ -144,6 +144,16 @@ def test_a_request_body_nested_too_deeply_is_refused(tmp_path):
     load_cassette(_write(tmp_path, "deep-enough", data))  # one level less: accepted
 
 
+def test_a_stream_event_nested_too_deeply_to_read_is_refused_not_a_recursion_error(tmp_path):
+    data = _recording("text-cut-8")
+    stream = data["interactions"][2]["response"]["body"]["string"]
+    first, rest = stream.split("\n\n", 1)
+    deep = "[" * 100_000 + "]" * 100_000
+    data["interactions"][2]["response"]["body"]["string"] = first.replace("{", '{"deep":' + deep + ",", 1) + "\n\n" + rest
+    reason = _refusal(_write(tmp_path, "deep-event", data))
+    assert reason == 'interaction 3 (POST /v1/responses (stream=true)): stream event 1 is not a JSON object with a "type"'
+
+
 def test_cassette_files_finds_yaml_and_yml_in_subdirectories_in_order(tmp_path):
     data = _recording("text-cut-8")
     paths = [_write(tmp_path / "b", "two", data), _write(tmp_path / "a" / "deeper", "one", data, ".yml"),

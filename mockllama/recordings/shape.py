@@ -87,10 +87,10 @@ def _event_problem(payload, number: int) -> str | None:
     return None
 
 
-def _stream_problem(events: list[sse.Event]) -> str | None:
+def _stream_problem(payloads: list) -> str | None:
+    """What is wrong with a Responses stream, given each event's data as JSON (``sse.payloads``)."""
     terminal = False
-    for number, event in enumerate(events, start=1):
-        payload = event.json()
+    for number, payload in enumerate(payloads, start=1):
         problem = _event_problem(payload, number)
         if problem:
             return problem
@@ -128,15 +128,16 @@ def reply_problem(interaction) -> str | None:
             return problem
         if len(_SENDABLE) < 4096:  # both strings, as header_problem found
             _SENDABLE.add(pair)
+    text = None
     if interaction.is_event_stream:
         try:  # as a whole: its blocks are cut at blank lines, which never fall inside a character
-            interaction.body.decode("utf-8")
+            text = interaction.body.decode("utf-8")
         except UnicodeDecodeError:
             return "the recorded stream is not UTF-8 text"
     if interaction.path != "/v1/responses" or interaction.status != 200:
         return None
     if not isinstance(interaction.request_json, dict):
         return "its request body is not a JSON object"
-    if interaction.is_event_stream:
-        return _stream_problem(interaction.events)
+    if text is not None:
+        return _stream_problem(sse.payloads(text))
     return response_object_problem(interaction.body_json, "the body")

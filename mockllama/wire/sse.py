@@ -28,24 +28,43 @@ class Event(NamedTuple):
 
     def json(self):
         """The data as JSON, or None for non-JSON data such as ``[DONE]``."""
-        try:
-            return json.loads(self.data)
-        except ValueError:
-            return None
+        return json_or_none(self.data)
 
 
-def split_blocks(body: bytes) -> list[bytes]:
-    """Cut a stream body into blocks; joining them gives back ``body`` exactly."""
-    *ended, rest = body.split(BLOCK_END)
-    blocks = [block + BLOCK_END for block in ended]
+# json.loads checks its argument, skips white space around the value and calls the C scanner
+# through two Python calls; data as llama-server writes it (no white space) goes to the scanner at once.
+_SCAN = json.JSONDecoder().scan_once
+
+
+def json_or_none(data: str):
+    """``json.loads(data)``, or None where that fails: text that is not JSON, or JSON nested too
+    deeply for Python to build (a RecursionError, which would stop whatever read a hostile cassette)."""
+    try:
+        value, end = _SCAN(data, 0)
+        if end == len(data):
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass  # json.loads says what it is: white space around a value, or not JSON
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def split_blocks(body: bytes | str) -> list:
+    """Cut a stream body (its bytes, or its decoded text) into blocks; joining them gives back
+    ``body`` exactly."""
+    end = BLOCK_END if isinstance(body, bytes) else "\n\n"
+    *ended, rest = body.split(end)
+    blocks = [block + end for block in ended]
     return [*blocks, rest] if rest else blocks
 
 
-def parse_block(raw: bytes) -> Event:
-    lines = raw.decode("utf-8").split("\n")
+def _name_and_data(lines: list[str]) -> tuple[str | None, str]:
+    """A block's ``event:`` name and ``data:`` text, from its lines."""
     if len(lines) == 4 and lines[0].startswith("event: ") and lines[1].startswith("data: ") and not lines[2] \
             and not lines[3]:  # llama-server's own framing, read as the loop below reads it
-        return Event(lines[0][len("event: "):].strip(), lines[1][len("data: "):], raw)
+        return lines[0][len("event: "):].strip(), lines[1][len("data: "):]
     name = None
     data_lines = []
     for line in lines:
@@ -53,11 +72,22 @@ def parse_block(raw: bytes) -> Event:
             data_lines.append(line[len("data:") :].removeprefix(" "))
         elif line.startswith("event:"):
             name = line[len("event:") :].strip()
-    return Event(name, "\n".join(data_lines), raw)
+    return name, "\n".join(data_lines)
+
+
+def parse_block(raw: bytes) -> Event:
+    return Event(*_name_and_data(raw.decode("utf-8").split("\n")), raw)
 
 
 def parse_stream(body: bytes) -> list[Event]:
     return [parse_block(block) for block in split_blocks(body)]
+
+
+def payloads(text: str) -> list:
+    """Each block's data as JSON (None where it is not), as ``parse_stream``'s events' ``json()``
+    give them, from the body's decoded text, without making the events: what a check of every
+    stream at a first start needs (a third less time than through the events)."""
+    return [json_or_none(_name_and_data(block.split("\n"))[1]) for block in split_blocks(text)]
 
 
 def is_event_stream(body: bytes) -> bool:
