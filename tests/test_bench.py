@@ -55,6 +55,12 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     starts = re.findall(r"^\| (.+) \| \d+ ms \| [\d.]+ MB \|$", out, re.M)
     assert starts == [*CONTENDERS, "aimock", "mock-llm"]
 
+    # fixed and spec against buggy, of the medians and paired: every workload, each a ratio
+    behaviours = _rows("| behaviour | workload | conns | vs buggy | vs buggy, paired |", out)
+    assert sorted((row[0], row[1], row[2]) for row in behaviours) == sorted(
+        (name, *workload) for name in CONTENDERS[2:] for workload in WORKLOADS)
+    assert all(re.fullmatch(r"[\d.]+x", cell) for row in behaviours for cell in row[3:])
+
     peers = _rows("| workload | conns | mockllama req/s | aimock req/s | mock-llm req/s |", out)
     assert [(row[0], row[1]) for row in peers] == [("text-cut-8 json", "1"), ("text-cut-8 json", "64"),
                                                    ("poem-finishes stream", "1"), ("poem-finishes stream", "64")]

@@ -5,7 +5,7 @@ that a VM that slows down for one round moves both sides of that round's ratio a
 
 from __future__ import annotations
 
-from mockllama.bench.run import Result, paired_ratio, peer_table, table
+from mockllama.bench.run import Result, behaviour_table, paired_ratio, peer_table, table
 
 JSON = "text-cut-8 json"
 
@@ -47,3 +47,17 @@ def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():
     rows = [line.strip("|").split("|") for line in table([FLOOR, BUGGY, live], {}, {}).splitlines()
             if line.startswith("| llama-server ")]
     assert [cell.strip() for cell in rows[0][6:9]] == ["0.20x", "-", "-"]
+
+
+def test_fixed_and_spec_are_held_against_buggy_both_ways():
+    fixed = _result("mockllama fixed", (81.0, 150.0, 90.0))  # 0.9x, 1.0x, 0.947x buggy round by round
+    spec = _result("mockllama spec", (90.0, 120.0, 95.0))  # 1.0x, 0.8x, 1.0x
+    lines = behaviour_table([FLOOR, BUGGY, fixed, spec]).splitlines()
+    assert lines[0] == "| behaviour | workload | conns | vs buggy | vs buggy, paired |"
+    assert lines[2:] == ["| mockllama fixed | text-cut-8 json | 64 | 0.95x | 0.95x |",
+                         "| mockllama spec | text-cut-8 json | 64 | 1.00x | 1.00x |"]
+    # Its median (99) is from the round where buggy ran at 90, buggy's median (95) from another:
+    # the medians say 4% faster, the rounds 1.1x, 0.8x and 0.84x.
+    other_rounds = _result("mockllama fixed", (99.0, 120.0, 80.0))
+    assert behaviour_table([BUGGY, other_rounds]).splitlines()[2:] == [
+        "| mockllama fixed | text-cut-8 json | 64 | 1.04x | 0.84x |"]

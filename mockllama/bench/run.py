@@ -15,11 +15,11 @@ mockllama's against each peer's; the fidelity table says what a client sees of e
 
 A shared VM is noisy, so the contenders take turns: each round loads each of them in turn, and
 the table gives the median of the rounds (and of three start-ups). Each ratio of req/s to the
-floor or to a peer is given twice: of those medians, and paired, the median of the rounds' own
-ratios, each round's run held against the other contender's run of the same round, seconds apart
-(llama-server, measured in one long round after the others, has no paired ratio). The VM's speed drifts over a
-run (a fixed CPU job took from 2.3 s to 3.7 s in one session), and a paired ratio leaves out what
-the drift does between rounds.
+floor, to a peer, or of ``fixed`` and ``spec`` to ``buggy`` is given twice: of those medians, and
+paired, the median of the rounds' own ratios, each round's run held against the other
+contender's run of the same round, seconds apart (llama-server, measured in one long round after
+the others, has no paired ratio). The VM's speed drifts over a run (a fixed CPU job took from
+2.3 s to 3.7 s in one session), and a paired ratio leaves out what the drift does between rounds.
 
 ``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
 server CPU per request (from /proc), and journalling's own time per request, in process, as a
@@ -329,6 +329,23 @@ def peer_contenders(port_for, workdir: Path) -> tuple[list[tuple], list[str]]:
     return found, missing
 
 
+BEHAVIOURS = ("mockllama fixed", "mockllama spec")  # each held against PEER_BASE, which replays as recorded
+
+
+def behaviour_table(results: list[Result]) -> str:
+    """fixed and spec against buggy, workload by workload: what the honest statuses and the
+    reference format cost over the replay as recorded (above 1: faster than buggy); of the medians,
+    then paired round by round, as the ratios to the floor are."""
+    buggy = {(r.workload, r.connections): r for r in results if r.contender == PEER_BASE}
+    lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired |", "| --- | --- | --- | --- | --- |"]
+    for r in results:
+        base = buggy.get((r.workload, r.connections))
+        if r.contender in BEHAVIOURS and base is not None:
+            lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
+                         f"{_paired(r, base)} |")
+    return "\n".join(lines)
+
+
 def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
     return f"{mine / theirs:.{digits}f}x" if theirs else "-"
 
@@ -447,6 +464,7 @@ def compare(args) -> None:
         print("\n" + journal_cost(results) + "\n\n" + cpu_table)
         print("\n" + journalling_share(*journalling_microseconds(), cpu_table))
         return
+    print("\n" + behaviour_table(results))
     if peers:
         print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))
     for problem in missing:
