@@ -162,3 +162,16 @@ def test_an_item_s_text_is_its_json_whatever_its_keys(messages, odd_keys):
         parts = parts_of({"messages": items})
         texts = [text for kind, _, text, _ in parts[1:] if kind == "item"]
         assert texts == [json.dumps(item) for item in items]
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                      max_size=3), max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES)
+def test_a_part_s_text_is_what_json_writes_for_it(value):
+    from mockllama.matching.fingerprint import _json
+
+    assert _json(value) == json.JSONEncoder().encode(value) == json.dumps(value)

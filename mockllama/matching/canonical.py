@@ -72,9 +72,12 @@ def _left_out(key: str, value, body: dict) -> bool:
         return True
     if key in TOOL_ONLY_FIELDS and not body.get("tools") and _is_one_of(value, TOOL_ONLY_FIELDS[key]):
         return True
+    return key in GREEDY_ONLY_FIELDS and _greedy(body)  # the temperature read only for the fields it decides
+
+
+def _greedy(body: dict) -> bool:
     temperature = body.get("temperature")
-    greedy = isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature <= 0
-    return key in GREEDY_ONLY_FIELDS and greedy
+    return isinstance(temperature, (int, float)) and not isinstance(temperature, bool) and temperature <= 0
 
 
 def _sorted(mapping: dict) -> dict:

@@ -21,7 +21,16 @@ LIST = "<list>"
 Part = tuple  # (kind, slot, JSON text, keys)
 
 
-_json = json.JSONEncoder().encode  # as differences compares: default separators, ASCII
+_encode = json.JSONEncoder().encode  # as differences compares: default separators, ASCII
+# What the encoder writes for these types, without the encoder it makes for each value that is not
+# a string (most of a fingerprint's values: each field's own, each message's role and content).
+_SCALAR_TEXT = {str: json.encoder.encode_basestring_ascii, int: int.__repr__, bool: {True: "true", False: "false"}.get,
+                type(None): lambda _: "null"}
+
+
+def _json(value) -> str:
+    text = _SCALAR_TEXT.get(value.__class__)
+    return text(value) if text is not None else _encode(value)
 
 
 def _item(item) -> tuple[str, tuple | None]:
