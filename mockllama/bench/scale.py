@@ -131,7 +131,8 @@ class ScaleRow:
 
 
 def miss_latency(port: int, body: bytes, count: int = 20) -> tuple[float, float, int]:
-    """Milliseconds of the server's first 404 (it gathers the route's fingerprints then) and the
+    """Milliseconds of the server's first 404 (the route's fingerprints gathered then, unless the server
+    did so between requests after its start, as it does from ``warming.PREPARE_AFTER_S``) and the
     median of ``count`` over one kept-alive connection, and the size of its message."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     times, size = [], 0

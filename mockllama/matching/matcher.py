@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
 from mockllama.matching.canonical import canonical_key, unordered_key
 from mockllama.matching.differences import describe, nearest
 from mockllama.matching.keys import conversation_key, keys_for
-from mockllama.matching.nearness import Fingerprints
+from mockllama.matching.nearness import Candidates, Fingerprints
 from mockllama.matching.turns import OwnReplies, own_replies, own_turn
 from mockllama.matching.validation import stream_type_error, type_error
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused
@@ -83,7 +84,7 @@ class Matcher:
         self._conversations: dict[tuple[str, str, str], str] = {}  # later-turn key -> scenario
         self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
         self._replies: dict[str, tuple[Scenario, OwnReplies]] = {}  # the replies of scenarios chosen by name
-        self._fingerprints = Fingerprints()  # the 404's nearest search, made on a route's first miss
+        self._fingerprints = Fingerprints()  # the 404's nearest search (prepare_nearest)
         with collection_paused():
             for scenario in scenarios.values():
                 self._index(scenario, first_wins=True)
@@ -250,13 +251,26 @@ class Matcher:
                 for length in {len(other) for other in self.scenarios}}
         return [other for other in self.scenarios if fits[len(other)]]
 
-    def _no_match_message(self, method: str, path: str, body: dict) -> str:
-        stream = body.get("stream") is True
-        candidates = self._fingerprints.of((method, path, stream), lambda: [
+    def _nearest_candidates(self, method: str, path: str, stream: bool) -> Candidates:
+        return self._fingerprints.of((method, path, stream), lambda: [
             i
             for i in self._by_route.get((method, path), [])
             if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
         ])
+
+    def prepare_nearest(self) -> Iterator[tuple[str, str, bool]]:
+        """Gather the 404's candidates (``nearness.Fingerprints``) now rather than on a route's
+        first miss, one route and stream flag a step (up to about 45 ms at 10,000 recordings), so
+        that a server can do it between requests. Yields each (method, path, stream) gathered."""
+        for method, path in list(self._by_route):
+            if method != "GET":
+                for stream in (False, True):
+                    self._nearest_candidates(method, path, stream)
+                    yield method, path, stream
+
+    def _no_match_message(self, method: str, path: str, body: dict) -> str:
+        stream = body.get("stream") is True
+        candidates = self._nearest_candidates(method, path, stream)
         how_to = (
             "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "
             "\"model\": \"NAME\" (list them with 'mockllama scenarios'), start the server with "

@@ -8,7 +8,8 @@ most parts (the same system prompt, tools and settings), and a part costs the sa
 sent request wherever it appears, so a 404 prices each distinct part once and a recording's
 count is a sum of lookups. The parts are made when a cassette is read and kept in the cassette
 index (``fingerprint``, ``keys.match_keys``), equal ones stored as one object: the first 404 at
-10,000 recordings only gathers them. The count equals ``len(differences(...))`` for every pair of
+10,000 recordings at most gathers them (a server gathers them between requests soon after its start:
+``server.warming``). The count equals ``len(differences(...))`` for every pair of
 requests (tests/test_nearness.py checks that); ``differences`` still words the few it lists.
 """
 
@@ -92,7 +93,8 @@ def fewest(sent: Fingerprint, candidates: list[tuple[object, Fingerprint]]) -> t
 
 class Fingerprints:
     """Each route's recordings with their fingerprints, as their loader stored them
-    (``keys.match_keys``), gathered on the route's first miss and kept."""
+    (``keys.match_keys``), gathered on the route's first miss (or before: ``Matcher.prepare_nearest``)
+    and kept."""
 
     def __init__(self):
         self._routes: dict[tuple, Candidates] = {}

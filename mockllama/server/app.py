@@ -24,6 +24,7 @@ from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_w
 from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.pacing import recorded_delays
+from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, write_reply
 from mockllama.wire.errors import RequestError, error_body
 from mockllama.wire.headers import HOP_BY_HOP
@@ -398,7 +399,8 @@ def create_replay_app(
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
-    app[SETTINGS] = Settings(scenarios, Matcher(scenarios, fallback, setup), behaviour, max_body_bytes, pace,
+    matcher = Matcher(scenarios, fallback, setup)
+    app[SETTINGS] = Settings(scenarios, matcher, behaviour, max_body_bytes, pace,
                              allowed_hosts=frozenset(host_name(host) for host in allowed_hosts),
                              body_timeout=body_timeout)
     app[JOURNAL] = Journal(journal_size)
@@ -414,4 +416,5 @@ def create_replay_app(
     add_route(app, "/{tail:.*}", unknown_route)  # last: whatever no route above took
     app.on_response_prepare.append(finishing_hook(set_origin))
     app.on_startup.append(quiet_accept_errors)
+    app.cleanup_ctx.append(nearest_prepared_soon(matcher))
     return app

@@ -1,0 +1,37 @@
+"""Work the server does soon after its start, between requests, that the first request needing it
+would otherwise pay for: the 404's nearest search gathers each route's candidates, about 45 ms a
+route at 10,000 recordings, which a first miss paid on top of its own 50 ms."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+from aiohttp import web
+
+from mockllama.matching.matcher import Matcher
+
+# After the start: a client's first requests (a health check, the first replies) come first.
+PREPARE_AFTER_S = 1.0
+
+
+async def _prepare(matcher: Matcher) -> None:
+    await asyncio.sleep(PREPARE_AFTER_S)
+    for _ in matcher.prepare_nearest():
+        await asyncio.sleep(0)  # one route at a time: requests that came meanwhile go between
+
+
+def nearest_prepared_soon(matcher: Matcher) -> Callable[[web.Application], AsyncIterator[None]]:
+    """For ``app.cleanup_ctx``: prepare ``matcher``'s nearest search in the background, from
+    ``PREPARE_AFTER_S`` after the start; stopped with the app. A miss before then gathers its
+    route itself, as before."""
+
+    async def context(_app: web.Application) -> AsyncIterator[None]:
+        task = asyncio.get_running_loop().create_task(_prepare(matcher))
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    return context
