@@ -91,3 +91,22 @@ def test_a_server_stopped_before_it_prepares_leaves_no_task_behind(monkeypatch):
         assert all(task.cancelled() for task in others)
 
     asyncio.run(start_and_stop())
+
+
+def test_a_preparation_that_fails_is_logged_and_the_server_carries_on(monkeypatch, caplog):
+    """A recording the nearest search cannot handle fails the first miss (an error reply), not the app."""
+    monkeypatch.setattr(warming, "PREPARE_AFTER_S", 0.0)
+
+    def broken(self):
+        raise ValueError("a recording the search cannot handle")
+        yield
+
+    monkeypatch.setattr(Matcher, "prepare_nearest", broken)
+    with caplog.at_level("WARNING", logger="mockllama"):
+        with BackgroundServer(create_app(dict(SCENARIOS))) as server:
+            deadline = time.monotonic() + 30
+            while "nearest search" not in caplog.text and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with urllib.request.urlopen(server.url + "/health", timeout=30) as answer:
+                assert answer.status == 200
+    assert "could not prepare the 404's nearest search ahead of a miss: ValueError(" in caplog.text

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
 from mockllama.matching.matcher import Matcher
+
+log = logging.getLogger("mockllama")
 
 # After the start: a client's first requests (a health check, the first replies) come first.
 PREPARE_AFTER_S = 1.0
@@ -18,8 +21,11 @@ PREPARE_AFTER_S = 1.0
 
 async def _prepare(matcher: Matcher) -> None:
     await asyncio.sleep(PREPARE_AFTER_S)
-    for _ in matcher.prepare_nearest():
-        await asyncio.sleep(0)  # one route at a time: requests that came meanwhile go between
+    try:
+        for _ in matcher.prepare_nearest():
+            await asyncio.sleep(0)  # one route at a time: requests that came meanwhile go between
+    except Exception as err:  # the first miss meets it again, as an error reply: the app carries on
+        log.warning("mockllama: could not prepare the 404's nearest search ahead of a miss: %r", err)
 
 
 def nearest_prepared_soon(matcher: Matcher) -> Callable[[web.Application], AsyncIterator[None]]:
