@@ -329,7 +329,7 @@ def peer_contenders(port_for, workdir: Path) -> tuple[list[tuple], list[str]]:
     return found, missing
 
 
-BEHAVIOURS = ("mockllama fixed", "mockllama spec")  # each held against PEER_BASE, which replays as recorded
+HELD_AGAINST_BUGGY = ("mockllama fixed", "mockllama spec")  # each against PEER_BASE, the replay as recorded
 
 
 def behaviour_table(results: list[Result]) -> str:
@@ -340,7 +340,7 @@ def behaviour_table(results: list[Result]) -> str:
     lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired |", "| --- | --- | --- | --- | --- |"]
     for r in results:
         base = buggy.get((r.workload, r.connections))
-        if r.contender in BEHAVIOURS and base is not None:
+        if r.contender in HELD_AGAINST_BUGGY and base is not None:
             lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
                          f"{_paired(r, base)} |")
     return "\n".join(lines)
