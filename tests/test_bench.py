@@ -56,10 +56,11 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     assert starts == [*CONTENDERS, "aimock", "mock-llm"]
 
     # fixed and spec against buggy, of the medians and paired: every workload, each a ratio
-    behaviours = _rows("| behaviour | workload | conns | vs buggy | vs buggy, paired |", out)
+    behaviours = _rows("| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |", out)
     assert sorted((row[0], row[1], row[2]) for row in behaviours) == sorted(
         (name, *workload) for name in CONTENDERS[2:] for workload in WORKLOADS)
-    assert all(re.fullmatch(r"[\d.]+x", cell) for row in behaviours for cell in row[3:])
+    assert all(re.fullmatch(r"[\d.]+x", cell) for row in behaviours for cell in row[3:5])
+    assert all(re.fullmatch(r"[\d.]+x(, [\d.]+x)*", row[5]) for row in behaviours)
 
     peers = _rows("| workload | conns | mockllama req/s | aimock req/s | mock-llm req/s |", out)
     assert [(row[0], row[1]) for row in peers] == [("text-cut-8 json", "1"), ("text-cut-8 json", "64"),

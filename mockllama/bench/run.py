@@ -20,6 +20,8 @@ paired, the median of the rounds' own ratios, each round's run held against the 
 contender's run of the same round, seconds apart (llama-server, measured in one long round after
 the others, has no paired ratio). The VM's speed drifts over a run (a fixed CPU job took from
 2.3 s to 3.7 s in one session), and a paired ratio leaves out what the drift does between rounds.
+The table of ``fixed`` and ``spec`` against ``buggy`` also lists each round's own paired ratio:
+their spread is what the VM does, as the three run the same code but for the body's rewrite.
 
 ``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
 server CPU per request (from /proc), and journalling's own time per request, in process, as a
@@ -108,12 +110,18 @@ class Result:
     rounds_rps: tuple[float, ...] = ()  # each round's req/s, in order, for paired ratios
 
 
-def paired_ratio(mine: Result, base: Result) -> float | None:
-    """The median over the rounds of mine's req/s over base's in the same round; None when the two
-    did not run the same rounds (``--llama-server`` runs one long round of its own)."""
+def round_ratios(mine: Result, base: Result) -> list[float] | None:
+    """Each round's req/s of mine over base's in the same round; None when the two did not run the
+    same rounds (``--llama-server`` runs one long round of its own)."""
     if not mine.rounds_rps or len(mine.rounds_rps) != len(base.rounds_rps):
         return None
-    return statistics.median(m / b for m, b in zip(mine.rounds_rps, base.rounds_rps))
+    return [m / b for m, b in zip(mine.rounds_rps, base.rounds_rps)]
+
+
+def paired_ratio(mine: Result, base: Result) -> float | None:
+    """The median of ``round_ratios``: what the VM's drift between rounds does not move."""
+    ratios = round_ratios(mine, base)
+    return None if ratios is None else statistics.median(ratios)
 
 
 def _paired(mine: Result, base: Result | None) -> str:
@@ -335,14 +343,18 @@ HELD_AGAINST_BUGGY = ("mockllama fixed", "mockllama spec")  # each against PEER_
 def behaviour_table(results: list[Result]) -> str:
     """fixed and spec against buggy, workload by workload: what the honest statuses and the
     reference format cost over the replay as recorded (above 1: faster than buggy); of the medians,
-    then paired round by round, as the ratios to the floor are."""
+    then paired round by round, as the ratios to the floor are, and each round's own ratio, whose
+    spread is the VM's: the three run the same code but for the body's rewrite."""
     buggy = {(r.workload, r.connections): r for r in results if r.contender == PEER_BASE}
-    lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired |", "| --- | --- | --- | --- | --- |"]
+    lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for r in results:
         base = buggy.get((r.workload, r.connections))
         if r.contender in HELD_AGAINST_BUGGY and base is not None:
+            rounds = round_ratios(r, base)
+            each = "-" if rounds is None else ", ".join(f"{ratio:.2f}x" for ratio in rounds)
             lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
-                         f"{_paired(r, base)} |")
+                         f"{_paired(r, base)} | {each} |")
     return "\n".join(lines)
 
 
