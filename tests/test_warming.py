@@ -8,20 +8,16 @@ import json
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
-
 import pytest
+from recordings import SCENARIOS
 
 from mockllama.app import create_app
 from mockllama.matching import nearness
 from mockllama.matching.matcher import Matcher
-from mockllama.recordings.cassettes import load_scenarios
 from mockllama.server import warming
 from mockllama.server.background import BackgroundServer
 from mockllama.wire.errors import RequestError
 
-BUNDLED = Path(__file__).resolve().parent.parent / "cassettes" / "llama-server-b11434"
-SCENARIOS = load_scenarios([path for path in sorted(BUNDLED.iterdir()) if path.is_dir()])
 SENT = next(i.request_json for i in SCENARIOS["text-cut-8"].interactions
             if i.path == "/v1/responses" and not i.stream)
 MISSES = [  # (path, body): one miss on each JSON route, streamed and not
@@ -38,6 +34,13 @@ def _message(matcher: Matcher, path: str, body: dict) -> str:
     except RequestError as err:
         return str(err)
     raise AssertionError(f"expected a 404 for {path} {body}")
+
+
+def _wait_for(condition) -> None:
+    """Until ``condition()`` holds; the 30 s are a bound for a loaded machine, not a timing test."""
+    deadline = time.monotonic() + 30
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _no_gathering(monkeypatch) -> None:
@@ -63,9 +66,7 @@ def test_the_server_prepares_its_nearest_search_soon_after_its_start(monkeypatch
     monkeypatch.setattr(Matcher, "prepare_nearest",
                         lambda self: (prepared.append(step) or step for step in steps(self)))
     with BackgroundServer(create_app(dict(SCENARIOS))) as server:
-        deadline = time.monotonic() + 30
-        while len(prepared) < len(MISSES) and time.monotonic() < deadline:  # not a timing test: a bound
-            time.sleep(0.05)
+        _wait_for(lambda: len(prepared) >= len(MISSES))
         _no_gathering(monkeypatch)
         for path, body in MISSES:
             request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
@@ -104,9 +105,7 @@ def test_a_preparation_that_fails_is_logged_and_the_server_carries_on(monkeypatc
     monkeypatch.setattr(Matcher, "prepare_nearest", broken)
     with caplog.at_level("WARNING", logger="mockllama"):
         with BackgroundServer(create_app(dict(SCENARIOS))) as server:
-            deadline = time.monotonic() + 30
-            while "nearest search" not in caplog.text and time.monotonic() < deadline:
-                time.sleep(0.05)
+            _wait_for(lambda: "nearest search" in caplog.text)
             with urllib.request.urlopen(server.url + "/health", timeout=30) as answer:
                 assert answer.status == 200
     assert "could not prepare the 404's nearest search ahead of a miss: ValueError(" in caplog.text
