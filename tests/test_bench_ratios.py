@@ -38,6 +38,18 @@ def test_the_peer_table_gives_both_ratios_to_each_peer():
     line = peer_table([BUGGY, peer], ["aimock"]).splitlines()[2]
     cells = [cell.strip() for cell in line.strip("|").split("|")]
     assert cells[4:6] == ["1.90x", "1.80x"]  # 95 / 50 of the medians; 1.8, 1.5, 1.9 round by round
+    assert cells[6] == "-"  # no floor measured: no ceiling to give
+
+
+def test_the_peer_table_gives_the_floors_own_ratio_to_each_peer_as_the_ceiling():
+    peer = _result("aimock", (50.0, 80.0, 40.0))
+    lines = peer_table([FLOOR, BUGGY, peer], ["aimock"]).splitlines()
+    head = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert head[4:7] == ["mockllama/aimock req/s", "mockllama/aimock req/s, paired", "floor/aimock req/s, paired"]
+    # mockllama's rounds 90, 150, 95 against aimock's 50, 80, 40: 1.8, 1.875, 2.375; the floor's
+    # 100, 200, 100: 2.0, 2.5, 2.5
+    assert cells[4:7] == ["1.90x", "1.88x", "2.50x"]
 
 
 def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():

@@ -18,6 +18,8 @@ from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire.routes import RESPONSES_PATH
 
 SERVER_CPU, LOAD_CPU = "0", "1"
+# The bare aiohttp server every ratio is held against (bench.run.run_floor), by its name in the tables.
+FLOOR = "floor (bare aiohttp)"
 
 
 def free_port() -> int:

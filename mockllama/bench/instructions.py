@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mockllama.bench.harness import free_port, request_body
+from mockllama.bench.harness import FLOOR, free_port, request_body
 from mockllama.wire.routes import RESPONSES_PATH
 
 WARM_UP = 200
@@ -70,7 +70,7 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
 
 def contenders(port: int) -> list[tuple[str, list[str]]]:
     python = sys.executable
-    return [("floor (bare aiohttp)", [python, "-m", "mockllama.bench", "--floor-server", str(port)]),
+    return [(FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(port)]),
             *[(f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
               for b in ("buggy", "fixed", "spec")]]
 
@@ -85,7 +85,7 @@ def run_instructions(requests: int = 2000) -> str:
         name, command = contenders(port)[index]
         counts[name] = count(command, port, body, requests)
         print(f"counted {name}", flush=True)
-    floor = counts["floor (bare aiohttp)"]
+    floor = counts[FLOOR]
     lines = ["| contender | instructions per request | vs floor |", "| --- | --- | --- |"]
     lines += [f"| {name} | {each:,} | {floor / each:.2f}x |" for name, each in counts.items()]
     return "\n".join(lines)

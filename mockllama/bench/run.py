@@ -45,7 +45,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockllama.bench.harness import cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.harness import FLOOR, cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
 from mockllama.bench.instructions import run_instructions
 from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from mockllama.bench.scale import parse_sizes, run_scale
@@ -181,7 +181,7 @@ def contenders(port_for) -> list[tuple[str, list[str], str]]:
     python = sys.executable
     floor, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for()
     return [
-        ("floor (bare aiohttp)", [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
+        (FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
          f"http://127.0.0.1:{floor}"),
         ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
          f"http://127.0.0.1:{buggy}"),
@@ -302,7 +302,7 @@ def _workload(result: Result) -> tuple[str, bool]:
 
 
 def table(results: list[Result], starts: dict, rss: dict) -> str:
-    floor = {(r.workload, r.connections): r for r in results if r.contender.startswith("floor")}
+    floor = {(r.workload, r.connections): r for r in results if r.contender == FLOOR}
     live = {(r.workload, r.connections): r for r in results if r.contender == "llama-server"}
     lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
              "vs llama-server |",
@@ -364,18 +364,25 @@ def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
 
 def peer_table(results: list[Result], peers: list[str]) -> str:
     """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more; of the
-    medians, then paired round by round) and for p50 (below 1: mockllama answers sooner)."""
+    medians, then paired round by round) and for p50 (below 1: mockllama answers sooner). Beside
+    them, floor/peer, paired: the ceiling, what a server that does nothing but send the same bytes
+    through aiohttp showed against that peer in the same rounds; no ratio of mockllama's can
+    exceed it but by the VM's noise."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    floors = {(r.workload, r.connections): r for r in results if r.contender == FLOOR}
     head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
             + [f"mockllama/{p} req/s" for p in peers] + [f"mockllama/{p} req/s, paired" for p in peers]
+            + [f"floor/{p} req/s, paired" for p in peers]
             + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers] + [f"mockllama/{p} p50" for p in peers])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in (r for r in results if r.contender == PEER_BASE):
         theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
+        floor = floors.get((r.workload, r.connections))
         cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
                  + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
                  + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
                  + [_paired(r, t) for t in theirs]
+                 + [_paired(floor, t) if floor else "-" for t in theirs]
                  + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
                  + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
         lines.append("| " + " | ".join(cells) + " |")
