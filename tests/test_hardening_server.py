@@ -288,6 +288,27 @@ def test_allowed_hosts_guard_the_replay_routes_too(start_server):
     assert status == 200 and json.loads(body)["status"] == "completed"
 
 
+def test_a_request_for_another_host_is_refused_before_anything_is_done_for_it(start_server):
+    guarded = start_server(allowed_hosts=("localhost",))
+    port = urlsplit(guarded.url).port
+    allowed = {"Host": f"localhost:{port}"}
+    assert call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(), allowed)[0] == 200
+    for method, path, body in [("POST", "/v1/responses", json.dumps(SEED).encode()), ("GET", "/nowhere", None),
+                               ("DELETE", "/_mockllama/journal", None)]:
+        status, headers, reply = call(guarded.url, method, path, body, {"Host": "rebound.example"})
+        assert status == 403 and _error(reply)["type"] == "permission_error", (method, path)
+        assert headers["X-Mockllama-Behaviour"] == "buggy"
+    # OPTIONS * too: a page on the rebound name gets no preflight
+    refused = _raw_exchange(guarded.url, b"OPTIONS * HTTP/1.1\r\nHost: rebound.example\r\nConnection: close\r\n\r\n")
+    assert refused.startswith(b"HTTP/1.1 403"), refused
+    # a method llama-server does not know still gets its own 400 first, whatever the host
+    unknown = _raw_exchange(guarded.url, b"TRACE / HTTP/1.1\r\nHost: rebound.example\r\nConnection: close\r\n\r\n")
+    assert unknown.startswith(b"HTTP/1.1 400"), unknown
+    status, _, journal = call(guarded.url, "GET", "/_mockllama/journal", headers=allowed)
+    # only the allowed request: no refused one was journalled, and the refused DELETE cleared nothing
+    assert status == 200 and [entry["path"] for entry in json.loads(journal)["entries"]] == ["/v1/responses"]
+
+
 def test_any_host_is_answered_by_default_as_llama_server_does(server):
     assert call(server.url, "GET", "/health", headers={"Host": "anything.example"})[0] == 200
 

@@ -235,7 +235,7 @@ def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[fl
     from aiohttp import web
     from aiohttp.test_utils import make_mocked_request
 
-    from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journalled
+    from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, Journal, journalled
 
     headers = {"Content-Type": "application/json", "X-Mockllama-Behaviour": "buggy",
                "X-Mockllama-Scenario": "text-cut-8", "X-Mockllama-Selected-By": "match"}
@@ -245,8 +245,7 @@ def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[fl
 
     async def per_request(size: int) -> float:
         app = web.Application()
-        app[JOURNAL] = Journal(size)
-        handler = journalled(reply)
+        handler = journalled(Journal(size), reply)
         pool = [make_mocked_request("POST", "/buggy/v1/responses", app=app) for _ in range(64)]
         started = time.perf_counter()
         for number in range(requests):

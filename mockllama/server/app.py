@@ -55,11 +55,11 @@ class Settings:
     behaviour: str
     max_body_bytes: int
     pace: float | None = None  # None: instant; else divide the recorded timings by this
-    allowed_hosts: frozenset[str] = frozenset()  # empty: any Host header, as llama-server
     body_timeout: float = DEFAULT_BODY_TIMEOUT
 
 
 SETTINGS = web.AppKey("settings", Settings)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def mockllama_headers(behaviour: str, scenario: str) -> dict[str, str]:
@@ -107,7 +107,6 @@ def answers_errors(handler):
         if request.method not in KNOWN_METHODS:
             return _unknown_method(request)
         try:
-            _require_allowed_host(request)
             return await handler(request)
         except web.HTTPException as err:
             if err.status < 400:
@@ -144,13 +143,22 @@ def host_name(host_header: str) -> str:
     return host.rpartition(":")[0] if ":" in host else host
 
 
-def _require_allowed_host(request: web.Request) -> None:
+def host_guard(allowed: frozenset[str]):
     """With --allowed-host, a request must name one of those hosts: a page that reaches the server
-    under another name (DNS rebinding) is refused."""
-    allowed = request.app[SETTINGS].allowed_hosts
-    if allowed and host_name(request.headers.get("Host", "")) not in allowed:
-        raise RequestError(403, f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
-                                f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host).")
+    under another name (DNS rebinding) gets a 403 before anything is done for it. A middleware
+    installed only then, as cors.refusing_middleware, so that the default (any host, as
+    llama-server) costs the hot path nothing. A method llama-server does not know still gets its
+    400 first."""
+
+    @web.middleware
+    async def refuse_other_hosts(request: web.Request, handler):
+        if request.method not in KNOWN_METHODS or host_name(request.headers.get("Host", "")) in allowed:
+            return await handler(request)
+        message = (f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
+                   f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host).")
+        return _error_reply(request, RequestError(403, message))
+
+    return refuse_other_hosts
 
 
 def _behaviour_label(request: web.Request) -> str:
@@ -264,19 +272,25 @@ async def read_request(request: web.Request, settings: Settings) -> tuple[str, s
     return behaviour, method, path, raw
 
 
-@journalled
-@answers_errors
-async def replay(request: web.Request) -> web.StreamResponse:
-    settings = request.app[SETTINGS]
-    behaviour, method, path, raw = await read_request(request, settings)
-    selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
-    return await send_selection(request, settings, behaviour, selection, raw)
+def replay_route(app: web.Application) -> Handler:
+    """The API routes' handler for ``app``: replay what the recordings answer. What it needs of the
+    app is looked up here, once, not on each request (each ``request.app[...]`` is three Python
+    calls: together 2% of a JSON reply's instructions)."""
+    settings, faults = app[SETTINGS], app[FAULT_PLAN]
+
+    async def replay(request: web.Request) -> web.StreamResponse:
+        behaviour, method, path, raw = await read_request(request, settings)
+        selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
+        return await send_selection(request, settings, faults, behaviour, selection, raw)
+
+    return replay
 
 
-async def send_selection(request: web.Request, settings: Settings, behaviour: str, selection: Selection,
-                         raw: bytes) -> web.StreamResponse:
+async def send_selection(request: web.Request, settings: Settings, faults: FaultPlan, behaviour: str,
+                         selection: Selection, raw: bytes) -> web.StreamResponse:
     """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
-    is asked for -> the writer. Each stage is passed once; the journal's trace goes along."""
+    is asked for (from ``faults``, the app's plan) -> the writer. Each stage is passed once; the
+    journal's trace goes along."""
     trace = trace_of(request)
     trace.turn = selection.turn
     interaction = selection.interaction
@@ -284,10 +298,9 @@ async def send_selection(request: web.Request, settings: Settings, behaviour: st
     reply = reply_to(behaviour, interaction, scenario, raw)
     headers = reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
                              selection.turn)
-    plan = request.app[FAULT_PLAN]
-    fault = plan.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
+    fault = faults.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
     if fault is not None:
-        return await write_with_fault(request, trace, reply, headers, fault, plan)
+        return await write_with_fault(request, trace, reply, headers, fault, faults)
     trace.headers = headers  # what the reply is sent with, shared by every reply of this selection
     if settings.pace is None:
         if reply.events is None:
@@ -298,8 +311,6 @@ async def send_selection(request: web.Request, settings: Settings, behaviour: st
                              recorded_delays(scenario, interaction, reply.events, settings.pace))
 
 
-@journalled
-@answers_errors
 async def unknown_route(request: web.Request) -> web.Response:
     raise web.HTTPNotFound()
 
@@ -374,9 +385,6 @@ def add_route(app: web.Application, path: str, handler) -> None:
     app.router.add_route("*", path, handler)
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
 def create_replay_app(
     scenarios: dict[str, Scenario],
     behaviour: str = DEFAULT_BEHAVIOUR,
@@ -394,26 +402,31 @@ def create_replay_app(
 ) -> web.Application:
     """The replay server. The tools beside it plug in without the server knowing them:
     ``route`` makes the handler of the API routes from the app (``serve --upstream``'s
-    replay-or-record; by default :func:`replay`), and each of ``pages`` adds routes of its own
-    (the teaching page) before the catch-all."""
+    replay-or-record; by default :func:`replay_route`), and each of ``pages`` adds routes of its
+    own (the teaching page) before the catch-all. The server journals the API routes' replies and
+    turns their failures into error replies itself."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
     app = web.Application(client_max_size=max_body_bytes)
     matcher = Matcher(scenarios, fallback, setup)
-    app[SETTINGS] = Settings(scenarios, matcher, behaviour, max_body_bytes, pace,
-                             allowed_hosts=frozenset(host_name(host) for host in allowed_hosts),
-                             body_timeout=body_timeout)
-    app[JOURNAL] = Journal(journal_size)
+    app[SETTINGS] = Settings(scenarios, matcher, behaviour, max_body_bytes, pace, body_timeout=body_timeout)
+    journal = app[JOURNAL] = Journal(journal_size)
     app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
+    if allowed_hosts:  # empty: any Host header, as llama-server
+        app.middlewares.append(host_guard(frozenset(host_name(host) for host in allowed_hosts)))
     set_origin = cors.install(app, cors_origins)
-    handler = replay if route is None else route(app)
+
+    def journalled_with_errors(route_handler: Handler) -> Handler:
+        return journalled(journal, answers_errors(route_handler))
+
+    handler = journalled_with_errors((route or replay_route)(app))
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
             add_route(app, prefix + path, handler)
     for add_page in pages:
         add_page(app)
     add_route(app, "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
-    add_route(app, "/{tail:.*}", unknown_route)  # last: whatever no route above took
+    add_route(app, "/{tail:.*}", journalled_with_errors(unknown_route))  # last: whatever no route above took
     app.on_response_prepare.append(finishing_hook(set_origin))
     app.on_startup.append(quiet_accept_errors)
     app.cleanup_ctx.append(nearest_prepared_soon(matcher))

@@ -225,15 +225,16 @@ def _entry(number: int, seen: tuple) -> Entry:
     )
 
 
-def journalled(handler):
-    """Journal every reply ``handler`` gives (it must already turn failures into error replies)."""
+def journalled(journal: Journal, handler):
+    """Journal in ``journal`` every reply ``handler`` gives (it must already turn failures into
+    error replies). The journal is given here, once, rather than looked up on each request."""
+    keep = journal.enabled  # fixed for the journal's life
 
     @functools.wraps(handler)
     async def observed(request: web.Request) -> web.StreamResponse:
-        journal = request.app[JOURNAL]
         trace = request[TRACE] = Trace()
         response = await handler(request)
-        if journal.enabled:
+        if keep:
             record(journal, request, response, trace)
         if trace.drop_connection and request.transport is not None:
             # Only now, so that no client sees its connection drop before the journal has the entry.

@@ -21,13 +21,12 @@ from mockllama.matching.matcher import Selection
 from mockllama.server.app import (
     SCENARIO_HEADER,
     SETTINGS,
-    answers_errors,
     mockllama_headers,
     read_request,
     send_selection,
 )
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN
-from mockllama.server.journal import journalled, trace_of
+from mockllama.server.journal import trace_of
 from mockllama.upstream.client import reply_headers
 from mockllama.upstream.record_mode import RecordMode, decide
 from mockllama.upstream.record_on_miss import Flight, Recorder, RecordOnMiss, Sent
@@ -41,7 +40,8 @@ SELECTED_BY_UPSTREAM = "upstream"
 
 
 def install(app: web.Application, options: RecordOnMiss):
-    """Give the app its recorder and its upstream session; return the route handler."""
+    """Give the app its recorder and its upstream session; return the API routes' handler, with
+    what it needs of the app bound (the server journals it and answers its failures)."""
     settings = app[SETTINGS]
     if settings.matcher.fallback is not None and options.mode is not RecordMode.NONE:
         raise ValueError(
@@ -51,37 +51,33 @@ def install(app: web.Application, options: RecordOnMiss):
     recorder = Recorder(options, settings.matcher)
     app[RECORDER] = recorder
     app.cleanup_ctx.append(recorder.session_context)
+    faults = app[FAULT_PLAN]
+
+    async def replay_or_record(request: web.Request) -> web.StreamResponse:
+        behaviour, method, path, raw = await read_request(request, settings)
+        scenario_header = request.headers.get(SCENARIO_HEADER)
+        selection = decide(
+            recorder.options.mode,
+            lambda: settings.matcher.select(method, path, raw, scenario_header),
+        )
+        if selection is not None:
+            return await send_selection(request, settings, faults, behaviour, selection, raw)
+        faults.choose(request.headers.get(FAULT_HEADER), "")  # a bad header: the 400 a hit gets, before forwarding
+        query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
+        sent = Sent(method, path, query, raw, tuple(request.headers.items()), scenario_header)
+        flight = recorder.flight_for(sent)
+        faulted = faults.choose(request.headers.get(FAULT_HEADER), flight.name) is not None
+        if _answers_live(behaviour, path) and not faulted:
+            return await _forward(request, flight, behaviour)
+        recorded = Selection(await flight.recorded, SELECTED_BY_UPSTREAM)
+        return await send_selection(request, settings, faults, behaviour, recorded, raw)
+
     return replay_or_record
 
 
 def _answers_live(behaviour: str, path: str) -> bool:
     """Where the behaviour's reply is the recording itself, the upstream's bytes can go out as they come."""
     return behaviour == "buggy" or path != RESPONSES_PATH
-
-
-@journalled
-@answers_errors
-async def replay_or_record(request: web.Request) -> web.StreamResponse:
-    settings = request.app[SETTINGS]
-    behaviour, method, path, raw = await read_request(request, settings)
-    recorder = request.app[RECORDER]
-    scenario_header = request.headers.get(SCENARIO_HEADER)
-    selection = decide(
-        recorder.options.mode,
-        lambda: settings.matcher.select(method, path, raw, scenario_header),
-    )
-    if selection is not None:
-        return await send_selection(request, settings, behaviour, selection, raw)
-    faults = request.app[FAULT_PLAN]
-    faults.choose(request.headers.get(FAULT_HEADER), "")  # a bad header: the 400 a hit gets, before forwarding
-    query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
-    sent = Sent(method, path, query, raw, tuple(request.headers.items()), scenario_header)
-    flight = recorder.flight_for(sent)
-    faulted = faults.choose(request.headers.get(FAULT_HEADER), flight.name) is not None
-    if _answers_live(behaviour, path) and not faulted:
-        return await _forward(request, flight, behaviour)
-    interaction = await flight.recorded
-    return await send_selection(request, settings, behaviour, Selection(interaction, SELECTED_BY_UPSTREAM), raw)
 
 
 async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.StreamResponse:
