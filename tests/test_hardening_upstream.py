@@ -369,6 +369,20 @@ def test_a_simple_cross_origin_post_from_another_origin_never_reaches_the_upstre
     assert status == 200 and [post["path"] for post in heard.posts] == [RESPONSES, CHAT]  # the request, its twin
 
 
+def test_a_request_for_another_host_never_reaches_the_upstream(servers, proxy, record_dir):
+    heard = Heard()
+    mock = proxy(servers(heard.app()).url, allowed_hosts=("localhost",))
+    rebound = {"Host": "rebound.example"}  # a page that reached the server under its own name
+    status, _, body = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), rebound)
+    assert status == 403 and json.loads(body)["error"]["type"] == "permission_error"
+    settle(mock)
+    assert heard.posts == [] and files(record_dir) == []
+    status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False),
+                        {"Host": "localhost"})
+    settle(mock)
+    assert status == 200 and [post["path"] for post in heard.posts] == [RESPONSES, CHAT]  # the request, its twin
+
+
 def test_origin_is_never_forwarded_upstream(servers, proxy):
     heard = Heard()
     mock = proxy(servers(heard.app()).url)
