@@ -338,7 +338,7 @@ def test_the_cap_is_64_mib_by_default_and_serve_has_an_option_for_it(tmp_path):
     assert refused.exit_code == 2 and "--upstream" in refused.output
 
 
-# --- 5. --cors-origin refuses what a page from another origin would make the upstream do --------------
+# --- 5. --cors-origin and --allowed-host refuse what a page would make the upstream do ---------------
 
 
 class Heard:
@@ -354,31 +354,26 @@ class Heard:
         return hostile_llama_server(replace)
 
 
-def test_a_simple_cross_origin_post_from_another_origin_never_reaches_the_upstream(servers, proxy, record_dir):
+# What a page must not make the upstream do: (serve options, the page's request headers, a client's)
+REFUSED_PAGES = {
+    # fetch() sends a text/plain POST with no preflight
+    "cors-origin": ({"cors_origins": ("http://localhost:5173",)},
+                    {"Origin": "http://evil.test", "Content-Type": "text/plain"}, {"Origin": "http://localhost:5173"}),
+    # a page that reached the server under its own name (DNS rebinding)
+    "allowed-host": ({"allowed_hosts": ("localhost",)}, {"Host": "rebound.example"}, {"Host": "localhost"}),
+}
+
+
+@pytest.mark.parametrize("kind", list(REFUSED_PAGES))
+def test_a_request_a_page_must_not_make_never_reaches_the_upstream(servers, proxy, record_dir, kind):
+    options, page, client = REFUSED_PAGES[kind]
     heard = Heard()
-    mock = proxy(servers(heard.app()).url.replace("http://", "http://bob:planted-pw@"),
-                 cors_origins=("http://localhost:5173",))
-    page = {"Origin": "http://evil.test", "Content-Type": "text/plain"}  # fetch() sends it with no preflight
+    mock = proxy(servers(heard.app()).url.replace("http://", "http://bob:planted-pw@"), **options)
     status, _, body = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), page)
     assert status == 403 and json.loads(body)["error"]["type"] == "permission_error"
     settle(mock)
     assert heard.posts == [] and files(record_dir) == []
-    status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False),
-                        {"Origin": "http://localhost:5173"})
-    settle(mock)
-    assert status == 200 and [post["path"] for post in heard.posts] == [RESPONSES, CHAT]  # the request, its twin
-
-
-def test_a_request_for_another_host_never_reaches_the_upstream(servers, proxy, record_dir):
-    heard = Heard()
-    mock = proxy(servers(heard.app()).url, allowed_hosts=("localhost",))
-    rebound = {"Host": "rebound.example"}  # a page that reached the server under its own name
-    status, _, body = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), rebound)
-    assert status == 403 and json.loads(body)["error"]["type"] == "permission_error"
-    settle(mock)
-    assert heard.posts == [] and files(record_dir) == []
-    status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False),
-                        {"Host": "localhost"})
+    status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), client)
     settle(mock)
     assert status == 200 and [post["path"] for post in heard.posts] == [RESPONSES, CHAT]  # the request, its twin
 
