@@ -8,6 +8,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+
 import pytest
 from recordings import SCENARIOS
 

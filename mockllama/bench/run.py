@@ -295,14 +295,18 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {model}, Python {platform.python_version()}, {platform.system()}"
 
 
+def _runs_of(results: list[Result], contender: str) -> dict[tuple[str, int], Result]:
+    """``contender``'s result for each (workload, connections): what the other rows are held against."""
+    return {(r.workload, r.connections): r for r in results if r.contender == contender}
+
+
 def _workload(result: Result) -> tuple[str, bool]:
     scenario, kind = result.workload.split()
     return scenario, kind == "stream"
 
 
 def table(results: list[Result], starts: dict, rss: dict) -> str:
-    floor = {(r.workload, r.connections): r for r in results if r.contender == FLOOR}
-    live = {(r.workload, r.connections): r for r in results if r.contender == "llama-server"}
+    floor, live = _runs_of(results, FLOOR), _runs_of(results, "llama-server")
     lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
              "vs llama-server |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -344,7 +348,7 @@ def behaviour_table(results: list[Result]) -> str:
     reference format cost over the replay as recorded (above 1: faster than buggy); of the medians,
     then paired round by round, as the ratios to the floor are, and each round's own ratio, whose
     spread is the VM's: the three run the same code but for the body's rewrite."""
-    buggy = {(r.workload, r.connections): r for r in results if r.contender == PEER_BASE}
+    buggy = _runs_of(results, PEER_BASE)
     lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |",
              "| --- | --- | --- | --- | --- | --- |"]
     for r in results:
@@ -368,7 +372,7 @@ def peer_table(results: list[Result], peers: list[str]) -> str:
     through aiohttp showed against that peer in the same rounds; no ratio of mockllama's can
     exceed it but by the VM's noise."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
-    floors = {(r.workload, r.connections): r for r in results if r.contender == FLOOR}
+    floors = _runs_of(results, FLOOR)
     head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
             + [f"mockllama/{p} req/s" for p in peers] + [f"mockllama/{p} req/s, paired" for p in peers]
             + [f"floor/{p} req/s, paired" for p in peers]
