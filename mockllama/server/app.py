@@ -17,11 +17,13 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
+from mockllama.behaviours.reply import Reply
 from mockllama.matching.matcher import Matcher, Selection
-from mockllama.recordings.cassettes import Scenario
+from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
-from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan, write_with_fault
-from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, journal_route, journalled, trace_of
+from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, write_with_fault
+from mockllama.server.journal import (DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, Trace, journal_route, journalled,
+                                      trace_of)
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.pacing import recorded_delays
 from mockllama.server.warming import nearest_prepared_soon
@@ -165,7 +167,7 @@ def _behaviour_label(request: web.Request) -> str:
     """The behaviour an erroring request asked for, for its X-Mockllama-Behaviour header."""
     default = request.app[SETTINGS].behaviour
     try:
-        return choose_behaviour(request, split_behaviour_prefix(request.path)[0], default)
+        return choose_behaviour(request.headers.get(BEHAVIOUR_HEADER), split_behaviour_prefix(request.path)[0], default)
     except RequestError:  # an unknown X-Mockllama-Behaviour: the error is about that very header
         return default
 
@@ -196,11 +198,10 @@ def _api_route(path: str) -> tuple[str | None, str, tuple[str, ...]]:
     return from_prefix, bare, ALLOWED_METHODS["GET" if bare in GET_ROUTES else "POST"]
 
 
-def choose_behaviour(request: web.Request, from_prefix: str | None, default: str) -> str:
-    """Path prefix, then the ``X-Mockllama-Behaviour`` header, then the server default."""
+def choose_behaviour(asked: str | None, from_prefix: str | None, default: str) -> str:
+    """Path prefix, then the ``X-Mockllama-Behaviour`` header (``asked``), then the server default."""
     if from_prefix is not None:
         return from_prefix
-    asked = request.headers.get(BEHAVIOUR_HEADER)
     if asked is None:
         return default
     behaviour = asked.strip().lower()
@@ -252,63 +253,148 @@ def reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None,
     return CIMultiDictProxy(headers)
 
 
+def _checked_route(path: str, asked_method: str) -> tuple[str | None, str, str]:
+    """(behaviour prefix, path without it, method to answer as), or the 405 the route gives."""
+    from_prefix, bare, allowed = _api_route(path)
+    if asked_method not in allowed:
+        raise web.HTTPMethodNotAllowed(asked_method, allowed)
+    return from_prefix, bare, "GET" if asked_method == "HEAD" else asked_method  # HEAD is answered as GET
+
+
+def _body_so_far(request: web.Request, settings: Settings) -> bytes | None:
+    """The request's body, without a coroutine when it can be (the usual case): none but a POST's,
+    which is all in with the head. None: wait for it with ``_body_awaited``."""
+    return _body_at_hand(request, settings.max_body_bytes) if request.method == "POST" else b""
+
+
+async def _body_awaited(request: web.Request, settings: Settings) -> bytes:
+    """A POST's body that is not all in yet. Waited for only on a route that takes a POST: any
+    other gets its 405 first."""
+    if "POST" not in _api_route(request.path)[2]:
+        return b""
+    return await _read_body(request, settings.max_body_bytes, settings.body_timeout)
+
+
 async def read_request(request: web.Request, settings: Settings) -> tuple[str, str, str, bytes]:
     """The route's first steps: (behaviour, method, path without the behaviour prefix, body).
     ``settings``: the app's, looked up once per request by the route: each ``request.app[...]`` is
     three Python calls, and each ``request.method`` one."""
-    asked_method = request.method
-    from_prefix, path, allowed = _api_route(request.path)
-    if asked_method not in allowed:
-        raise web.HTTPMethodNotAllowed(asked_method, allowed)
-    behaviour = choose_behaviour(request, from_prefix, settings.behaviour)
-    raw = b""
-    if asked_method == "POST":
-        raw = _body_at_hand(request, settings.max_body_bytes)
-        if raw is None:
-            raw = await _read_body(request, settings.max_body_bytes, settings.body_timeout)
+    from_prefix, path, method = _checked_route(request.path, request.method)
+    behaviour = choose_behaviour(request.headers.get(BEHAVIOUR_HEADER), from_prefix, settings.behaviour)
+    raw = _body_so_far(request, settings)
+    if raw is None:
+        raw = await _body_awaited(request, settings)
     trace_of(request).raw = raw
     refuse_deep_nesting(raw)
-    method = "GET" if asked_method == "HEAD" else asked_method  # HEAD is answered as GET
     return behaviour, method, path, raw
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a request is answered with: the behaviour's reply to a recorded interaction, its head,
+    and the fault asked for, if any. Everything in it follows from the request alone."""
+
+    interaction: Interaction
+    scenario: Scenario
+    reply: Reply
+    headers: CIMultiDictProxy  # shared by every reply of this selection, never changed
+    turn: int
+    fault: Fault | None
+    whole: bool  # a body sent at once, neither a stream nor cut by a fault
+
+    def send_whole(self, trace: Trace) -> web.Response:
+        trace.turn, trace.headers = self.turn, self.headers
+        trace.bytes_sent, trace.finished = len(self.reply.body), True  # the journal need not ask the reply
+        return plain_reply(self.reply, self.headers)
+
+
+def answer_to(settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes,
+              fault_header: str | None) -> Answer:
+    """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
+    is asked for (from ``faults``, the app's plan)."""
+    interaction = selection.interaction
+    scenario = settings.scenarios[interaction.scenario]
+    reply = reply_to(behaviour, interaction, scenario, raw)
+    headers = reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
+                            selection.turn)
+    fault = faults.choose(fault_header, interaction.scenario)
+    return Answer(interaction, scenario, reply, headers, selection.turn, fault,
+                  whole=fault is None and reply.events is None and settings.pace is None)
+
+
+# The answers remembered, and the largest body one is remembered for: 256 of 64 KB at most, the
+# 16 MB the matcher's memo holds, and as many echoed replies as spec's echo keeps itself. A count
+# bound keeps each hit in C (functools.lru_cache).
+REMEMBERED_ANSWERS = 256
+ANSWERED_BODY_BYTES = 64 * 1024
 
 
 def replay_route(app: web.Application) -> Handler:
     """The API routes' handler for ``app``: replay what the recordings answer. What it needs of the
     app is looked up here, once, not on each request (each ``request.app[...]`` is three Python
-    calls: together 2% of a JSON reply's instructions)."""
+    calls: together 2% of a JSON reply's instructions).
+
+    The same request (path, method, body bytes and mockllama's own three headers) always gets the
+    same answer, so each is decided once and then remembered, as the selection is: deciding it
+    again (the route, the behaviour, the nesting check, the selection, the reply, its head and the
+    fault) was an eighth of a repeated JSON reply's cost at 64 connections. Failures are decided
+    anew each time, and so is a request with a body over ``ANSWERED_BODY_BYTES``."""
     settings, faults = app[SETTINGS], app[FAULT_PLAN]
+    matcher = settings.matcher
+
+    def decide(path: str, asked_method: str, raw: bytes, behaviour_header: str | None,
+               scenario_header: str | None, fault_header: str | None) -> Answer:
+        from_prefix, bare, method = _checked_route(path, asked_method)
+        behaviour = choose_behaviour(behaviour_header, from_prefix, settings.behaviour)
+        refuse_deep_nesting(raw)
+        selection = matcher.select(method, bare, raw, scenario_header)
+        return answer_to(settings, faults, behaviour, selection, raw, fault_header)
+
+    remembered = lru_cache(maxsize=REMEMBERED_ANSWERS)(decide)
+    generation = matcher.generation
 
     async def replay(request: web.Request) -> web.StreamResponse:
-        behaviour, method, path, raw = await read_request(request, settings)
-        selection = settings.matcher.select(method, path, raw, request.headers.get(SCENARIO_HEADER))
-        return await send_selection(request, settings, faults, behaviour, selection, raw)
+        nonlocal generation
+        raw = _body_so_far(request, settings)
+        if raw is None:
+            raw = await _body_awaited(request, settings)
+        trace = trace_of(request)
+        trace.raw = raw
+        if generation != matcher.generation:  # recordings were added: an answer may now differ
+            remembered.cache_clear()
+            generation = matcher.generation
+        headers = request.headers
+        key = (request.path, request.method, raw, headers.get(BEHAVIOUR_HEADER), headers.get(SCENARIO_HEADER),
+               headers.get(FAULT_HEADER))
+        answer = (remembered if len(raw) <= ANSWERED_BODY_BYTES else decide)(*key)
+        if answer.whole:  # the JSON hot path: no coroutine more
+            return answer.send_whole(trace)
+        return await send_answer(request, settings, faults, answer, trace)
 
     return replay
 
 
 async def send_selection(request: web.Request, settings: Settings, faults: FaultPlan, behaviour: str,
                          selection: Selection, raw: bytes) -> web.StreamResponse:
-    """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
-    is asked for (from ``faults``, the app's plan) -> the writer. Each stage is passed once; the
-    journal's trace goes along."""
-    trace = trace_of(request)
-    trace.turn = selection.turn
-    interaction = selection.interaction
-    scenario = settings.scenarios[interaction.scenario]
-    reply = reply_to(behaviour, interaction, scenario, raw)
-    headers = reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
-                             selection.turn)
-    fault = faults.choose(request.headers.get(FAULT_HEADER), interaction.scenario)
-    if fault is not None:
-        return await write_with_fault(request, trace, reply, headers, fault, faults)
+    """The answer to a selection, sent (``serve --upstream``'s way, where nothing is remembered)."""
+    answer = answer_to(settings, faults, behaviour, selection, raw, request.headers.get(FAULT_HEADER))
+    return await send_answer(request, settings, faults, answer, trace_of(request))
+
+
+async def send_answer(request: web.Request, settings: Settings, faults: FaultPlan, answer: Answer,
+                      trace: Trace) -> web.StreamResponse:
+    """The answer -> its fault, if it has one -> the writer. The journal's trace goes along."""
+    if answer.whole:
+        return answer.send_whole(trace)
+    trace.turn = answer.turn
+    reply, headers = answer.reply, answer.headers
+    if answer.fault is not None:
+        return await write_with_fault(request, trace, reply, headers, answer.fault, faults)
     trace.headers = headers  # what the reply is sent with, shared by every reply of this selection
     if settings.pace is None:
-        if reply.events is None:
-            trace.bytes_sent, trace.finished = len(reply.body), True  # the journal need not ask the reply
-            return plain_reply(reply, headers)
         return await write_reply(request, trace, reply, headers, None)
     return await write_reply(request, trace, reply, headers,
-                             recorded_delays(scenario, interaction, reply.events, settings.pace))
+                             recorded_delays(answer.scenario, answer.interaction, reply.events, settings.pace))
 
 
 async def unknown_route(request: web.Request) -> web.Response:
