@@ -6,10 +6,10 @@ import shlex
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from docs_pages import DOCS, blocks
+from waiting import wait_until_listening
 
 PAGE = DOCS / "upstream.md"
 PAGE_UPSTREAM = "http://127.0.0.1:8080"  # the llama-server the page records from
@@ -37,17 +37,12 @@ def start_mockllama(command: str, port: int, cwd: Path, upstream: str = PAGE_UPS
     assert args[0] == "mockllama"
     process = subprocess.Popen([sys.executable, "-m", "mockllama", *args[1:], "--port", str(port)], cwd=cwd,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"{command!r} exited {process.returncode}: {process.stdout.read()}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"{command!r} did not listen on port {port}")
+    try:
+        wait_until_listening(process, port, 30, repr(command))
+    except AssertionError:
+        process.kill()
+        raise
+    return process
 
 
 def stop_mockllama(process: subprocess.Popen) -> str:

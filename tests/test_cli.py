@@ -10,11 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 from httpkit import post_json
 from recordings import catalogued_names
+from waiting import wait_until_listening
 
 from mockllama.recordings.cassettes import bundled_cassette_dir
 
@@ -26,18 +26,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def _wait_until_listening(port: int, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read()
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("mockllama serve did not start listening")
 
 
 @pytest.fixture
@@ -54,7 +42,7 @@ def serve(tmp_path):
             text=True,
         )
         processes.append(process)
-        _wait_until_listening(port, process)
+        wait_until_listening(process, port, 20, "mockllama serve")
         return process, port
 
     yield start

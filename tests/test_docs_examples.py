@@ -29,11 +29,11 @@ import shlex
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from docs_pages import ROOT, Block, all_blocks, blocks
+from waiting import wait_until_listening
 
 import mockllama
 
@@ -128,18 +128,7 @@ def serving(args: list[str], port: int, env: dict, cwd: Path):
     process = subprocess.Popen([sys.executable, "-m", "mockllama", "serve", *args, "--port", str(port)], cwd=cwd,
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"mockllama serve {' '.join(args)} exited {process.returncode}: "
-                                     f"{process.stdout.read()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"mockllama serve {' '.join(args)} did not listen on {port}") from None
-                time.sleep(0.05)
+        wait_until_listening(process, port, 60, f"mockllama serve {' '.join(args)}")
         yield process
     finally:
         process.terminate()

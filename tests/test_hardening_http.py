@@ -22,6 +22,7 @@ import time
 
 import pytest
 from recordings import SCENARIOS
+from waiting import wait_until_listening
 
 from mockllama.app import create_app
 from mockllama.server.background import BackgroundServer
@@ -113,14 +114,7 @@ def test_serve_logs_one_line_per_unparsable_request_not_a_traceback():
     serve = subprocess.Popen([*MOCKLLAMA, "serve", "--port", str(port)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and serve.poll() is None, "serve did not start"
-                time.sleep(0.1)
+        wait_until_listening(serve, port, 30, "mockllama serve")
         for data, _ in UNPARSABLE.values():
             exchange(port, data)
     finally:

@@ -27,6 +27,7 @@ from httpkit import call, sse_pairs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recordings import SCENARIOS
+from waiting import wait_for
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
@@ -121,10 +122,7 @@ def settle(server: BackgroundServer, seconds: float = 10) -> None:
     """Wait until no recording is in progress (a buggy client has its reply before the write)."""
     from mockllama.upstream.proxy import RECORDER
 
-    deadline = time.monotonic() + seconds
-    while server.app[RECORDER].in_flight and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not server.app[RECORDER].in_flight
+    assert wait_for(lambda: not server.app[RECORDER].in_flight, seconds)
 
 
 def loads(directory: Path) -> dict:
@@ -280,20 +278,13 @@ class Endless:
 CAP = 256 * 1024
 
 
-def _wait_for(condition, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return condition()
-
-
 @pytest.mark.parametrize("framed", [True, False], ids=["sse-blocks", "no-blank-line"])
 def test_an_endless_stream_is_cut_at_the_cap_and_nothing_is_written(servers, proxy, record_dir, framed):
     endless = Endless(framed=framed)
     mock = proxy(servers(endless.app()).url, max_reply_bytes=CAP)
     with pytest.raises((http.client.HTTPException, ConnectionError)):  # the stream stops: its head went out
         call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", True))
-    assert _wait_for(lambda: endless.stopped)  # mockllama stopped reading, so the upstream stopped
+    assert wait_for(lambda: endless.stopped)  # mockllama stopped reading, so the upstream stopped
     settle(mock)
     assert files(record_dir) == []
 
@@ -307,7 +298,7 @@ def test_a_plain_reply_over_the_cap_gets_a_502_naming_the_option(servers, proxy,
     assert (status, error["type"]) == (502, "unavailable_error")
     assert f"more than {CAP} bytes" in error["message"] and "--max-reply-bytes" in error["message"]
     assert "nothing was recorded" in error["message"].lower()
-    assert _wait_for(lambda: endless.stopped)
+    assert wait_for(lambda: endless.stopped)
     settle(mock)
     assert files(record_dir) == []
 

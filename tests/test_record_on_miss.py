@@ -21,6 +21,7 @@ from aiohttp import web
 from click.testing import CliRunner
 from httpkit import call, chunks_on_the_wire, post_json, sse_pairs
 from recordings import SCENARIOS
+from waiting import wait_for
 
 from mockllama.app import create_app
 from mockllama.cli import main
@@ -102,9 +103,7 @@ def proxy(tmp_path):
 
 def _recorded(path: Path, seconds: float = 10) -> Path:
     """A buggy client has its reply before the twin is fetched: wait for the cassette."""
-    deadline = time.monotonic() + seconds
-    while not path.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(path.exists, seconds)
     return path
 
 
@@ -251,9 +250,7 @@ def test_the_twin_is_fetched_only_after_the_clients_reply_is_complete(upstream, 
     up = upstream(pace=1.0, seen=seen)
     mock = proxy(up.url)
     call(mock.url, "POST", "/buggy/v1/responses", _request("text-cut-64", True))
-    deadline = time.monotonic() + 10
-    while "/v1/chat/completions" not in seen.paths() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: "/v1/chat/completions" in seen.paths())
     with seen.lock:
         calls = {path: (start, end) for path, start, end, _ in seen.calls}
     assert calls["/v1/chat/completions"][0] >= calls["/v1/responses"][1]

@@ -23,6 +23,7 @@ from httpkit import call, request_bytes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recordings import SCENARIOS
+from waiting import wait_for
 
 from mockllama.behaviours.replay import reply_for
 from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
@@ -88,10 +89,8 @@ def test_50_clients_that_vanish_mid_stream_leave_the_server_healthy(start_server
         assert all(first.startswith(b"HTTP/1.1 200") for first in firsts)
         status, _, body = call(server.url, "POST", "/buggy/v1/responses", request_bytes(POEM))
         assert status == 200 and body == POEM.body
-        deadline = time.monotonic() + 10
-        while _server_tasks(server) > baseline and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _server_tasks(server) <= baseline, "handlers of vanished clients are still running"
+        handlers_ended = wait_for(lambda: _server_tasks(server) <= baseline, 10, 0.1)
+        assert handlers_ended, "handlers of vanished clients are still running"
     finally:
         logging.getLogger().removeHandler(errors)
     assert [r.getMessage() for r in errors.records] == []

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import urllib.error
 import urllib.request
 
 import pytest
 from recordings import SCENARIOS
+from waiting import wait_for
 
 from mockllama.app import create_app
 from mockllama.matching import nearness
@@ -37,13 +37,6 @@ def _message(matcher: Matcher, path: str, body: dict) -> str:
     raise AssertionError(f"expected a 404 for {path} {body}")
 
 
-def _wait_for(condition) -> None:
-    """Until ``condition()`` holds; the 30 s are a bound for a loaded machine, not a timing test."""
-    deadline = time.monotonic() + 30
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def _no_gathering(monkeypatch) -> None:
     def refuse(*_args):
         raise AssertionError("a route's candidates were gathered on a miss")
@@ -67,7 +60,7 @@ def test_the_server_prepares_its_nearest_search_soon_after_its_start(monkeypatch
     monkeypatch.setattr(Matcher, "prepare_nearest",
                         lambda self: (prepared.append(step) or step for step in steps(self)))
     with BackgroundServer(create_app(dict(SCENARIOS))) as server:
-        _wait_for(lambda: len(prepared) >= len(MISSES))
+        wait_for(lambda: len(prepared) >= len(MISSES), 30)
         _no_gathering(monkeypatch)
         for path, body in MISSES:
             request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
@@ -106,7 +99,7 @@ def test_a_preparation_that_fails_is_logged_and_the_server_carries_on(monkeypatc
     monkeypatch.setattr(Matcher, "prepare_nearest", broken)
     with caplog.at_level("WARNING", logger="mockllama"):
         with BackgroundServer(create_app(dict(SCENARIOS))) as server:
-            _wait_for(lambda: "nearest search" in caplog.text)
+            wait_for(lambda: "nearest search" in caplog.text, 30)
             with urllib.request.urlopen(server.url + "/health", timeout=30) as answer:
                 assert answer.status == 200
     assert "could not prepare the 404's nearest search ahead of a miss: ValueError(" in caplog.text

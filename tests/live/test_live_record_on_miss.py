@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import shlex
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from docs_recording import run_section, section, start_mockllama, stop_mockllama
 from livekit import free_port
 from recordings import SCENARIOS
+from waiting import wait_for
 
 from mockllama.app import create_app
 from mockllama.bench.upstream import measure
@@ -55,10 +55,7 @@ def _sdk_bytes(base_url: str, request: dict, stream: bool, api_key: str = SECRET
 
 def _settle(app) -> None:
     """Wait until the recording (and its twin) is written, so the next miss does not overlap it."""
-    deadline = time.monotonic() + 120
-    while app[RECORDER].in_flight and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not app[RECORDER].in_flight
+    assert wait_for(lambda: not app[RECORDER].in_flight, 120, 0.05)
 
 
 def _last_event(body: bytes) -> dict:
