@@ -253,12 +253,17 @@ def reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None,
     return CIMultiDictProxy(headers)
 
 
-def _checked_route(path: str, asked_method: str) -> tuple[str | None, str, str]:
-    """(behaviour prefix, path without it, method to answer as), or the 405 the route gives."""
+def _what_is_asked(path: str, asked_method: str, behaviour_header: str | None, default: str,
+                   raw: bytes) -> tuple[str, str, str]:
+    """(behaviour, method to answer as, path without the behaviour prefix) of a request whose body
+    is in; or the route's 405, the 400 for an unknown behaviour, or the 400 for a body nested too
+    deep to parse."""
     from_prefix, bare, allowed = _api_route(path)
     if asked_method not in allowed:
         raise web.HTTPMethodNotAllowed(asked_method, allowed)
-    return from_prefix, bare, "GET" if asked_method == "HEAD" else asked_method  # HEAD is answered as GET
+    behaviour = choose_behaviour(behaviour_header, from_prefix, default)
+    refuse_deep_nesting(raw)
+    return behaviour, "GET" if asked_method == "HEAD" else asked_method, bare  # HEAD is answered as GET
 
 
 def _body_so_far(request: web.Request, settings: Settings) -> bytes | None:
@@ -276,16 +281,15 @@ async def _body_awaited(request: web.Request, settings: Settings) -> bytes:
 
 
 async def read_request(request: web.Request, settings: Settings) -> tuple[str, str, str, bytes]:
-    """The route's first steps: (behaviour, method, path without the behaviour prefix, body).
-    ``settings``: the app's, looked up once per request by the route: each ``request.app[...]`` is
-    three Python calls, and each ``request.method`` one."""
-    from_prefix, path, method = _checked_route(request.path, request.method)
-    behaviour = choose_behaviour(request.headers.get(BEHAVIOUR_HEADER), from_prefix, settings.behaviour)
+    """``serve --upstream``'s first steps, as ``replay_route`` takes them: (behaviour, method, path
+    without the behaviour prefix, body). ``settings``: the app's, looked up once per app by the
+    route: each ``request.app[...]`` is three Python calls."""
     raw = _body_so_far(request, settings)
     if raw is None:
         raw = await _body_awaited(request, settings)
     trace_of(request).raw = raw
-    refuse_deep_nesting(raw)
+    behaviour, method, path = _what_is_asked(request.path, request.method, request.headers.get(BEHAVIOUR_HEADER),
+                                             settings.behaviour, raw)
     return behaviour, method, path, raw
 
 
@@ -344,9 +348,7 @@ def replay_route(app: web.Application) -> Handler:
 
     def decide(path: str, asked_method: str, raw: bytes, behaviour_header: str | None,
                scenario_header: str | None, fault_header: str | None) -> Answer:
-        from_prefix, bare, method = _checked_route(path, asked_method)
-        behaviour = choose_behaviour(behaviour_header, from_prefix, settings.behaviour)
-        refuse_deep_nesting(raw)
+        behaviour, method, bare = _what_is_asked(path, asked_method, behaviour_header, settings.behaviour, raw)
         selection = matcher.select(method, bare, raw, scenario_header)
         return answer_to(settings, faults, behaviour, selection, raw, fault_header)
 
