@@ -9,9 +9,11 @@ from collections import deque
 
 import openai
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 from httpkit import call, post_json
 
-from mockllama.server.journal import BODY_CAP, Journal
+from mockllama.server.journal import BODY_CAP, Journal, Trace
 
 JOURNAL = "/_mockllama/journal"
 
@@ -195,6 +197,6 @@ def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
         journal.add(time=0.0, duration_ms=0.0, method="POST", path=f"/{index}", behaviour="buggy",
                     scenario=None, turn=None, selected_by=None, fault=None, status=200, stream=False,
                     finished=True, bytes_sent=0, raw_body=b"", body_truncated=False, error=None)
-        # what the server's hot path keeps (journal.record): the fields as seen, read later
-        journal._keep((0.0, 0.0, "POST", f"/{index}", {}, None, 200, True, 0, b"", False, None))
+        # what the server's hot path keeps: the fields as seen, read later
+        journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), Trace())
     assert journal.last_id == 4 and [entry.id for entry in journal.entries(since=1)] == [2, 3, 4]

@@ -226,8 +226,9 @@ def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds:
 
 
 def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[float, float]:
-    """In process, no network: the ``journalled`` wrapper around a handler that returns a reply like
-    a replay's (its headers, a 1 KB body), with the journal on (the default size) and off.
+    """In process, no network: the server's wrapper (``answers_errors``, given a journal) around a
+    handler that returns a reply like a replay's (its headers, a 1 KB body), with the journal on
+    (the default size) and off.
     (on, off) medians in microseconds per request. Other work on a shared machine slows both
     alike, so their difference says what journalling adds far more steadily than wrk's req/s."""
     import asyncio
@@ -235,7 +236,8 @@ def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[fl
     from aiohttp import web
     from aiohttp.test_utils import make_mocked_request
 
-    from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, Journal, journalled
+    from mockllama.server.app import answers_errors
+    from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, Journal
 
     headers = {"Content-Type": "application/json", "X-Mockllama-Behaviour": "buggy",
                "X-Mockllama-Scenario": "text-cut-8", "X-Mockllama-Selected-By": "match"}
@@ -245,7 +247,7 @@ def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[fl
 
     async def per_request(size: int) -> float:
         app = web.Application()
-        handler = journalled(Journal(size), reply)
+        handler = answers_errors(reply, Journal(size))
         pool = [make_mocked_request("POST", "/buggy/v1/responses", app=app) for _ in range(64)]
         started = time.perf_counter()
         for number in range(requests):

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Awaitable, Callable
 
 from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
 from mockllama.behaviours.reply import Reply
@@ -22,8 +22,7 @@ from mockllama.matching.matcher import Matcher, Selection
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, write_with_fault
-from mockllama.server.journal import (DEFAULT_JOURNAL_SIZE, JOURNAL, Journal, Trace, journal_route, journalled,
-                                      trace_of)
+from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.pacing import recorded_delays
 from mockllama.server.warming import nearest_prepared_soon
@@ -45,9 +44,11 @@ DEFAULT_BODY_TIMEOUT = 60.0
 POST_ROUTES = (RESPONSES_PATH, CHAT_PATH, MESSAGES_PATH)
 GET_ROUTES = ("/health", "/v1/models", "/props")
 
-BEHAVIOUR_HEADER = "X-Mockllama-Behaviour"
-SCENARIO_HEADER = "X-Mockllama-Scenario"
-TURN_HEADER = "X-Mockllama-Turn"  # which turn of the scenario answered (1 unless a conversation)
+# istr: a header name with its case-folded form made once, so that looking it up in a request's
+# headers does not fold it again: 2,300 instructions a JSON reply for the three looked up (0.9%).
+BEHAVIOUR_HEADER = istr("X-Mockllama-Behaviour")
+SCENARIO_HEADER = istr("X-Mockllama-Scenario")
+TURN_HEADER = istr("X-Mockllama-Turn")  # which turn of the scenario answered (1 unless a conversation)
 
 
 @dataclass(frozen=True)
@@ -98,24 +99,39 @@ def _aiohttp_error_message(request: web.Request, error: web.HTTPException) -> st
     return f"mockllama: {error.reason}"
 
 
-def answers_errors(handler):
-    """Every failure becomes an error in llama-server's shape; no traceback reaches a client.
+def answers_errors(handler, journal: Journal | None = None):
+    """Every failure becomes an error in llama-server's shape; no traceback reaches a client. With
+    ``journal`` (the API routes'), the request gets its ``Trace``, every reply is journalled,
+    error replies included, and a connection a fault cuts is closed only once its entry is in.
 
     A wrapper on each handler rather than an aiohttp middleware: the profile showed the
-    middleware machinery costing several percent of every request."""
+    middleware machinery costing several percent of every request. One wrapper for the errors
+    and the journal, not one each: the second coroutine cost 2,000 instructions a request (0.8%)."""
+    traced = journal is not None
+    keep = traced and journal.enabled  # fixed for the journal's life
 
     @functools.wraps(handler)
     async def guarded(request: web.Request) -> web.StreamResponse:
+        if traced:
+            trace = request[TRACE] = Trace()
         if request.method not in KNOWN_METHODS:
-            return _unknown_method(request)
-        try:
-            return await handler(request)
-        except web.HTTPException as err:
-            if err.status < 400:
-                raise
-            return _error_reply(request, err)
-        except Exception as err:  # RequestError included: _error_reply tells them apart
-            return _error_reply(request, err)
+            response = _unknown_method(request)
+        else:
+            try:
+                response = await handler(request)
+            except web.HTTPException as err:
+                if err.status < 400:
+                    raise
+                response = _error_reply(request, err)
+            except Exception as err:  # RequestError included: _error_reply tells them apart
+                response = _error_reply(request, err)
+        if traced:
+            if keep:
+                journal.keep(request, response, trace)
+            if trace.drop_connection and request.transport is not None:
+                # Only now, so that no client sees its connection drop before the journal has the entry.
+                request.transport.close()
+        return response
 
     return guarded
 
@@ -426,7 +442,7 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
         return
     response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
     preflight = request.method == "OPTIONS" and request.raw_path == "*"
-    policy, origin = request.app[cors.CORS], request.headers.get("Origin")
+    policy, origin = request.app[cors.CORS], request.headers.get(cors.ORIGIN)
     if request.method not in KNOWN_METHODS or (preflight and policy.allows(origin)):
         # OPTIONS *: a preflight; CONNECT host:443: a 400
         response._set_status(200 if preflight else 400, None)
@@ -504,17 +520,14 @@ def create_replay_app(
         app.middlewares.append(host_guard(frozenset(host_name(host) for host in allowed_hosts)))
     set_origin = cors.install(app, cors_origins)
 
-    def journalled_with_errors(route_handler: Handler) -> Handler:
-        return journalled(journal, answers_errors(route_handler))
-
-    handler = journalled_with_errors((route or replay_route)(app))
+    handler = answers_errors((route or replay_route)(app), journal)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:
         for path in (*POST_ROUTES, *GET_ROUTES):
             add_route(app, prefix + path, handler)
     for add_page in pages:
         add_page(app)
     add_route(app, "/_mockllama/journal", answers_errors(journal_route))  # not journalled itself
-    add_route(app, "/{tail:.*}", journalled_with_errors(unknown_route))  # last: whatever no route above took
+    add_route(app, "/{tail:.*}", answers_errors(unknown_route, journal))  # last: whatever no route above took
     app.on_response_prepare.append(finishing_hook(set_origin))
     app.on_startup.append(quiet_accept_errors)
     app.cleanup_ctx.append(nearest_prepared_soon(matcher))

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.reply import Reply, recorded_reply
 from mockllama.recordings.cassettes import Interaction, Scenario
@@ -35,7 +35,7 @@ from mockllama.wire.headers import HOP_BY_HOP
 
 log = logging.getLogger("mockllama")
 
-FAULT_HEADER = "X-Mockllama-Fault"
+FAULT_HEADER = istr("X-Mockllama-Fault")  # istr: looked up on every request (server.app says why)
 EVERY_SCENARIO = "*"
 # ASCII digits only (str.isdigit also takes "²" and "٣"), and few enough of them for any wait: a
 # stall of 400 digits made asyncio.sleep raise OverflowError. 999999999 ms is over eleven days.
