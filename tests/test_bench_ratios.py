@@ -26,11 +26,11 @@ def test_a_paired_ratio_is_the_median_of_each_rounds_ratio():
     assert BUGGY.rps / FLOOR.rps == 0.95
 
 
-def test_the_table_gives_both_ratios_to_the_floor():
+def test_the_table_gives_both_ratios_to_the_floor_and_each_rounds_own():
     rows = {line.split(" | ")[0].lstrip("| "): line.strip("|").split("|") for line in
             table([FLOOR, BUGGY], {}, {}).splitlines()[2:] if line.startswith("| ")}
-    assert [cell.strip() for cell in rows["mockllama buggy"][6:8]] == ["0.95x", "0.90x"]
-    assert [cell.strip() for cell in rows["floor (bare aiohttp)"][6:8]] == ["1.00x", "1.00x"]
+    assert [cell.strip() for cell in rows["mockllama buggy"][6:9]] == ["0.95x", "0.90x", "0.90x, 0.75x, 0.95x"]
+    assert [cell.strip() for cell in rows["floor (bare aiohttp)"][6:9]] == ["1.00x", "1.00x", "1.00x, 1.00x, 1.00x"]
 
 
 def test_the_peer_table_gives_both_ratios_to_each_peer():
@@ -58,7 +58,7 @@ def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():
     assert paired_ratio(live, FLOOR) is None
     rows = [line.strip("|").split("|") for line in table([FLOOR, BUGGY, live], {}, {}).splitlines()
             if line.startswith("| llama-server ")]
-    assert [cell.strip() for cell in rows[0][6:9]] == ["0.20x", "-", "-"]
+    assert [cell.strip() for cell in rows[0][6:10]] == ["0.20x", "-", "-", "-"]
 
 
 def test_fixed_and_spec_are_held_against_buggy_both_ways():

@@ -129,6 +129,12 @@ def _paired(mine: Result, base: Result | None) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
 
 
+def _each_round(mine: Result, base: Result | None) -> str:
+    """Each round's own ratio, in order: the spread a paired ratio is the median of."""
+    rounds = None if base is None else round_ratios(mine, base)
+    return "-" if rounds is None else ", ".join(f"{ratio:.2f}x" for ratio in rounds)
+
+
 @dataclass(frozen=True)
 class Target:
     url: str
@@ -310,16 +316,16 @@ def _workload(result: Result) -> tuple[str, bool]:
 def table(results: list[Result], starts: dict, rss: dict) -> str:
     floor, live = _runs_of(results, FLOOR), _runs_of(results, "llama-server")
     lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
-             "vs llama-server |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "vs floor, each round | vs llama-server |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
         key = (r.workload, r.connections)
         vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
-        paired = _paired(r, floor.get(key))
+        paired, each = _paired(r, floor.get(key)), _each_round(r, floor.get(key))
         vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
         rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
         lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
-                     f"{r.p99_ms:.2f} | {vs_floor} | {paired} | {vs_live} |")
+                     f"{r.p99_ms:.2f} | {vs_floor} | {paired} | {each} | {vs_live} |")
     lines += ["", "| contender | start to first 200 | peak RSS |", "| --- | --- | --- |"]
     lines += [f"| {name} | {starts[name] * 1000:.0f} ms | {rss[name]:.1f} MB |" for name in starts]
     return "\n".join(lines)
@@ -356,10 +362,8 @@ def behaviour_table(results: list[Result]) -> str:
     for r in results:
         base = buggy.get((r.workload, r.connections))
         if r.contender in HELD_AGAINST_BUGGY and base is not None:
-            rounds = round_ratios(r, base)
-            each = "-" if rounds is None else ", ".join(f"{ratio:.2f}x" for ratio in rounds)
             lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
-                         f"{_paired(r, base)} | {each} |")
+                         f"{_paired(r, base)} | {_each_round(r, base)} |")
     return "\n".join(lines)
 
 
