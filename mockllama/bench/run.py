@@ -320,8 +320,9 @@ def table(results: list[Result], starts: dict, rss: dict) -> str:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
         key = (r.workload, r.connections)
-        vs_floor = f"{r.rps / floor[key].rps:.2f}x" if key in floor else "-"
-        paired, each = _paired(r, floor.get(key)), _each_round(r, floor.get(key))
+        base = floor.get(key)
+        vs_floor = "-" if base is None else _ratio(r.rps, base.rps)
+        paired, each = _paired(r, base), _each_round(r, base)
         vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
         rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
         lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
