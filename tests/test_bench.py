@@ -13,7 +13,8 @@ import pytest
 
 from mockllama.bench.peers import PEERS
 
-CONTENDERS = ("floor (bare aiohttp)", "mockllama buggy", "mockllama fixed", "mockllama spec")
+CONTENDERS = ("floor (bare aiohttp)", "aiohttp low-level server", "mockllama buggy", "mockllama fixed",
+              "mockllama spec")
 WORKLOADS = {("text-cut-8 json", "1"), ("text-cut-8 json", "64"), ("poem-finishes stream", "1"),
              ("poem-finishes stream", "64")}
 
@@ -46,7 +47,7 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     out = _bench("--duration", "1", "--rounds", "1", timeout=400)
     rows = re.findall(r"^\| ([^|]+?) \| (text-cut-8 json|poem-finishes stream) \| (\d+) \| ([\d,]+) \|", out, re.M)
     mine = [row for row in rows if row[0] in CONTENDERS]
-    assert len(mine) == 16
+    assert len(mine) == 20
     assert {(row[1], row[2]) for row in mine} == WORKLOADS
     assert all(int(row[3].replace(",", "")) > 0 for row in rows)
     # aimock serves both workloads; mock-llm has no Responses stream, so only the JSON one
@@ -58,7 +59,7 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     # fixed and spec against buggy, of the medians and paired: every workload, each a ratio
     behaviours = _rows("| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |", out)
     assert sorted((row[0], row[1], row[2]) for row in behaviours) == sorted(
-        (name, *workload) for name in CONTENDERS[2:] for workload in WORKLOADS)
+        (name, *workload) for name in CONTENDERS[3:] for workload in WORKLOADS)
     assert all(re.fullmatch(r"[\d.]+x", cell) for row in behaviours for cell in row[3:5])
     assert all(re.fullmatch(r"[\d.]+x(, [\d.]+x)*", row[5]) for row in behaviours)
 
@@ -66,12 +67,12 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     assert [(row[0], row[1]) for row in peers] == [("text-cut-8 json", "1"), ("text-cut-8 json", "64"),
                                                    ("poem-finishes stream", "1"), ("poem-finishes stream", "64")]
     for row in peers:
-        assert len(row) == 16
-        # against aimock: mockllama's req/s of the medians, paired round by round, the floor's paired
-        # (the ceiling), mockllama's p50
-        assert all(re.fullmatch(r"[\d.]+x", row[i]) for i in (5, 7, 9, 14))
+        assert len(row) == 18
+        # against aimock: mockllama's req/s of the medians, paired round by round, the floor's and
+        # the low-level server's paired (the ceilings), mockllama's p50
+        assert all(re.fullmatch(r"[\d.]+x", row[i]) for i in (5, 7, 9, 11, 16))
         stream = "stream" in row[0]
-        assert (row[4] == "not served") is stream and all((row[i] == "-") is stream for i in (6, 8, 10, 15))
+        assert (row[4] == "not served") is stream and all((row[i] == "-") is stream for i in (6, 8, 10, 12, 17))
 
     fidelity = {row[0]: row[1:] for row in _rows("| contender | text-cut-8 json body |", out)}
     assert fidelity["mockllama buggy"] == ["same bytes", "same bytes", "same names, same order", "yes"]
@@ -111,7 +112,8 @@ def test_the_journal_cost_mode_prints_its_three_figures():
 
 
 def test_the_instruction_count_mode_prints_each_contender_against_the_floor():
-    """callgrind's counts: the floor is 1.00x, and mockllama, which does more per request, is below it."""
+    """callgrind's counts: the floor is 1.00x, aiohttp's low-level server, which does less per request,
+    above it, and mockllama, which does more, below it."""
     if shutil.which("valgrind") is None:
         pytest.fail("--instructions needs valgrind: apt-get install valgrind (or set MOCKLLAMA_BENCH=0)")
     out = _bench("--instructions", "--requests", "100", timeout=900)
@@ -119,5 +121,6 @@ def test_the_instruction_count_mode_prints_each_contender_against_the_floor():
     assert [row[0] for row in rows] == list(CONTENDERS)
     counts = {row[0]: int(row[1].replace(",", "")) for row in rows}
     assert rows[0][2] == "1.00x"
-    for name in CONTENDERS[1:]:
+    assert counts["aiohttp low-level server"] < counts["floor (bare aiohttp)"], counts
+    for name in CONTENDERS[2:]:
         assert counts["floor (bare aiohttp)"] < counts[name] < 4 * counts["floor (bare aiohttp)"], counts

@@ -1,5 +1,6 @@
-"""The benchmark's floor sends the same bytes as mockllama buggy, head and body, for both workloads:
-"x the floor" then counts mockllama's work per request, not what it sends (docs/performance.md)."""
+"""The benchmark's floor, and the same replies from aiohttp's low-level server, send the same bytes
+as mockllama buggy, head and body, for both workloads: "x the floor" then counts mockllama's work
+per request, not what it sends (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from mockllama.wire.routes import RESPONSES_PATH
 def servers():
     started = []
     try:
-        for command in (["-m", "mockllama.bench", "--floor-server"], ["-m", "mockllama", "serve", "--port"]):
+        for command in (["-m", "mockllama.bench", "--floor-server"], ["-m", "mockllama.bench", "--low-level-server"],
+                        ["-m", "mockllama", "serve", "--port"]):
             port = free_port()
             process, _ = start_contender([sys.executable, *command, str(port)], f"http://127.0.0.1:{port}",
                                          pinned=False)
@@ -41,7 +43,20 @@ def _exchange(port: int, body: bytes) -> tuple[int, list[tuple[str, str]], bytes
 
 
 @pytest.mark.parametrize("scenario, stream", [("text-cut-8", False), ("poem-finishes", True)])
-def test_the_floor_sends_what_mockllama_buggy_sends(servers, scenario, stream):
-    floor, mockllama = servers
+def test_the_floor_and_the_low_level_server_send_what_mockllama_buggy_sends(servers, scenario, stream):
+    floor, low_level, mockllama = servers
     body = request_body(scenario, stream)
-    assert _exchange(floor, body) == _exchange(mockllama, body)
+    sent = _exchange(mockllama, body)
+    assert _exchange(floor, body) == sent
+    assert _exchange(low_level, body) == sent
+
+
+def test_the_low_level_server_answers_any_other_request_with_a_404_as_the_floor_does(servers):
+    floor, low_level, _ = servers
+    for port in (floor, low_level):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            connection.request("GET", "/v1/models")
+            assert connection.getresponse().status == 404
+        finally:
+            connection.close()

@@ -52,6 +52,18 @@ def test_the_peer_table_gives_the_floors_own_ratio_to_each_peer_as_the_ceiling()
     assert cells[4:7] == ["1.90x", "1.88x", "2.50x"]
 
 
+def test_the_peer_table_gives_the_low_level_servers_own_ratio_to_each_peer_beside_the_floors():
+    peer = _result("aimock", (50.0, 80.0, 40.0))
+    low_level = _result("aiohttp low-level server", (110.0, 160.0, 120.0))  # 2.2, 2.0, 3.0 against aimock
+    lines = peer_table([FLOOR, low_level, BUGGY, peer], ["aimock"]).splitlines()
+    head = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert head[6:8] == ["floor/aimock req/s, paired", "low-level/aimock req/s, paired"]
+    assert cells[6:8] == ["2.50x", "2.20x"]
+    line = peer_table([FLOOR, BUGGY, peer], ["aimock"]).splitlines()[2]
+    assert [cell.strip() for cell in line.strip("|").split("|")][7] == "-"  # not measured: no second ceiling
+
+
 def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():
     # --llama-server runs one long round after the others: nothing to pair it with
     live = Result("llama-server", JSON, 64, 20.0, 100.0, 200.0, (20.0,))

@@ -20,6 +20,9 @@ from mockllama.wire.routes import RESPONSES_PATH
 SERVER_CPU, LOAD_CPU = "0", "1"
 # The bare aiohttp server every ratio is held against (bench.run.run_floor), by its name in the tables.
 FLOOR = "floor (bare aiohttp)"
+# The same bytes from aiohttp's low-level server, no router (run_floor's low_level): the ceiling of
+# any server built on aiohttp, beside the floor in every table.
+LOW_LEVEL = "aiohttp low-level server"
 
 
 def free_port() -> int:

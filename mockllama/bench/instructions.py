@@ -4,11 +4,11 @@ A shared 2-core VM makes req/s swing by 30% from one run to the next, so small c
 path cannot be seen in it. callgrind counts the instructions the server executes instead, which
 do not move with whatever else the machine is doing; they do move a little from run to run (within
 about 2%: the event loop wakes a varying number of times), so a smaller change needs several
-runs. Each contender (the floor, and mockllama in each behaviour) runs under callgrind with
-counting off while it starts and warms up; then it counts over ``requests`` non-streamed
-``text-cut-8`` requests on one kept-alive connection. The ratio to the floor is the floor's count
-over the contender's: what the req/s ratio would be on a core of its own. Python's hash seed is
-fixed so dict layouts repeat.
+runs. Each contender (the floor, aiohttp's low-level server, and mockllama in each behaviour) runs
+under callgrind with counting off while it starts and warms up; then it counts over ``requests``
+non-streamed ``text-cut-8`` requests on one kept-alive connection. The ratio to the floor is the
+floor's count over the contender's: what the req/s ratio would be on a core of its own. Python's
+hash seed is fixed so dict layouts repeat.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, free_port, request_body
+from mockllama.bench.harness import FLOOR, LOW_LEVEL, free_port, request_body
 from mockllama.wire.routes import RESPONSES_PATH
 
 WARM_UP = 200
@@ -71,6 +71,7 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
 def contenders(port: int) -> list[tuple[str, list[str]]]:
     python = sys.executable
     return [(FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(port)]),
+            (LOW_LEVEL, [python, "-m", "mockllama.bench", "--low-level-server", str(port)]),
             *[(f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
               for b in ("buggy", "fixed", "spec")]]
 

@@ -1,5 +1,6 @@
-"""Benchmark: mockllama against the floor (a bare aiohttp server), the mock servers a user would
-pick instead (aimock, mock-llm: see bench_peers) and, optionally, llama-server.
+"""Benchmark: mockllama against the floor (a bare aiohttp application) and aiohttp's low-level
+server sending the same bytes, the mock servers a user would pick instead (aimock, mock-llm: see
+bench_peers) and, optionally, llama-server.
 
     python -m mockllama.bench [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
     python -m mockllama.bench --scale        # how costs grow with the number of recordings
@@ -45,7 +46,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.harness import FLOOR, LOW_LEVEL, cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
 from mockllama.bench.instructions import run_instructions
 from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from mockllama.bench.scale import parse_sizes, run_scale
@@ -58,13 +59,19 @@ CONCURRENCY = (1, 64)
 
 # --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
 
-def run_floor(port: int) -> None:
+def run_floor(port: int, low_level: bool = False) -> None:
     """Serve the two workloads' recorded replies with no matching and no transform at all, in the
     fastest way aiohttp allows: a plain body whole, a stream's blocks each its own chunk, all
     handed to the socket at once (server.corking, as mockllama does), so no server sending the
     same bytes can beat it by writing them better. The same bytes, head included: the headers
     mockllama ``buggy`` sends with them (the recorded ones, its own X-Mockllama-* and the CORS
-    origin), built once, so that "x the floor" counts mockllama's work, not its headers."""
+    origin), built once, so that "x the floor" counts mockllama's work, not its headers.
+
+    The floor is an ``web.Application`` with one route, as mockllama is one with many: the ratio
+    to it is what mockllama does beyond aiohttp's application layer. ``low_level`` serves the same
+    handler from aiohttp's low-level ``web.Server`` instead, with no router, no middleware chain
+    and no response signal: the least any aiohttp server does to send these bytes (LOW_LEVEL in
+    the tables), the ceiling that no server built on aiohttp passes against a peer."""
     from aiohttp import web
     from multidict import CIMultiDict
 
@@ -84,7 +91,7 @@ def run_floor(port: int) -> None:
 
     plain_head, stream_head = head(plain), head(streamed)
 
-    async def responses(request: web.Request) -> web.StreamResponse:
+    async def responses(request: web.BaseRequest) -> web.StreamResponse:
         body = await request.read()
         if b'"stream": true' not in body:
             return web.Response(body=plain.body, headers=plain_head)
@@ -92,9 +99,37 @@ def run_floor(port: int) -> None:
         await send_at_once(request, response, blocks)
         return response
 
+    if low_level:
+        return _serve_low_level(port, responses)
     app = web.Application()
     app.router.add_post(RESPONSES_PATH, responses)
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def _serve_low_level(port: int, responses) -> None:
+    """``responses`` on aiohttp's low-level server until SIGINT or SIGTERM (web.run_app takes only
+    an Application); any other method or path gets a bare 404, as the floor's router gives."""
+    import asyncio
+    import signal
+
+    from aiohttp import web
+
+    async def any_request(request: web.BaseRequest) -> web.StreamResponse:
+        if request.method == "POST" and request.path == RESPONSES_PATH:
+            return await responses(request)
+        return web.Response(status=404)
+
+    async def serve() -> None:
+        runner = web.ServerRunner(web.Server(any_request), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        stop = asyncio.Event()
+        for signal_number in (signal.SIGINT, signal.SIGTERM):  # a clean exit: callgrind writes its counts
+            asyncio.get_running_loop().add_signal_handler(signal_number, stop.set)
+        await stop.wait()
+        await runner.cleanup()
+
+    asyncio.run(serve())
 
 
 # --- measuring ----------------------------------------------------------------------------------
@@ -185,10 +220,12 @@ def measure(targets: dict[str, Target]) -> list[Result]:
 
 def contenders(port_for) -> list[tuple[str, list[str], str]]:
     python = sys.executable
-    floor, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for()
+    floor, low_level, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for(), port_for()
     return [
         (FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
          f"http://127.0.0.1:{floor}"),
+        (LOW_LEVEL, [python, "-m", "mockllama.bench", "--low-level-server", str(low_level)],
+         f"http://127.0.0.1:{low_level}"),
         ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
          f"http://127.0.0.1:{buggy}"),
         ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
@@ -375,24 +412,25 @@ def _ratio(mine: float, theirs: float, digits: int = 2) -> str:
 def peer_table(results: list[Result], peers: list[str]) -> str:
     """One column per peer, and mockllama/peer for req/s (above 1: mockllama serves more; of the
     medians, then paired round by round) and for p50 (below 1: mockllama answers sooner). Beside
-    them, floor/peer, paired: the ceiling, what a server that does nothing but send the same bytes
-    through aiohttp showed against that peer in the same rounds; no ratio of mockllama's can
-    exceed it but by the VM's noise."""
+    them, paired, the ceilings: floor/peer, what a server that does nothing but send the same
+    bytes through an aiohttp application showed against that peer in the same rounds, and
+    low-level/peer, the same from aiohttp's low-level server, the most any server on aiohttp
+    showed. No ratio of mockllama's can exceed the first but by the VM's noise."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
-    floors = _runs_of(results, FLOOR)
+    ceilings = [("floor", _runs_of(results, FLOOR)), ("low-level", _runs_of(results, LOW_LEVEL))]
     head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
             + [f"mockllama/{p} req/s" for p in peers] + [f"mockllama/{p} req/s, paired" for p in peers]
-            + [f"floor/{p} req/s, paired" for p in peers]
+            + [f"{name}/{p} req/s, paired" for name, _ in ceilings for p in peers]
             + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers] + [f"mockllama/{p} p50" for p in peers])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in (r for r in results if r.contender == PEER_BASE):
         theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
-        floor = floors.get((r.workload, r.connections))
+        ceiling_runs = [runs.get((r.workload, r.connections)) for _, runs in ceilings]
         cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
                  + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
                  + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
                  + [_paired(r, t) for t in theirs]
-                 + [_paired(floor, t) if floor else "-" for t in theirs]
+                 + [_paired(ceiling, t) if ceiling else "-" for ceiling in ceiling_runs for t in theirs]
                  + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
                  + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
         lines.append("| " + " | ".join(cells) + " |")
@@ -423,10 +461,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests", type=int, default=2000, metavar="N",
                         help="with --instructions: the requests counted (default 2000)")
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--low-level-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    if args.floor_server:
-        return run_floor(args.floor_server)
+    if args.floor_server or args.low_level_server:
+        return run_floor(args.floor_server or args.low_level_server, low_level=bool(args.low_level_server))
     if args.install_peers:
         try:
             return install_peers()
