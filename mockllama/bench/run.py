@@ -67,11 +67,11 @@ def run_floor(port: int, low_level: bool = False) -> None:
     mockllama ``buggy`` sends with them (the recorded ones, its own X-Mockllama-* and the CORS
     origin), built once, so that "x the floor" counts mockllama's work, not its headers.
 
-    The floor is an ``web.Application`` with one route, as mockllama is one with many: the ratio
+    The floor is a ``web.Application`` with one route, as mockllama is one with many: the ratio
     to it is what mockllama does beyond aiohttp's application layer. ``low_level`` serves the same
     handler from aiohttp's low-level ``web.Server`` instead, with no router, no middleware chain
     and no response signal: the least any aiohttp server does to send these bytes (LOW_LEVEL in
-    the tables), the ceiling that no server built on aiohttp passes against a peer."""
+    the tables), so the most any server built on aiohttp can show against a peer."""
     from aiohttp import web
     from multidict import CIMultiDict
 
@@ -120,7 +120,7 @@ def _serve_low_level(port: int, responses) -> None:
         return web.Response(status=404)
 
     async def serve() -> None:
-        runner = web.ServerRunner(web.Server(any_request), access_log=None)
+        runner = web.ServerRunner(web.Server(any_request, access_log=None))  # the runner passes on no options
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         stop = asyncio.Event()
