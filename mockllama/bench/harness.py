@@ -9,6 +9,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -23,6 +24,12 @@ FLOOR = "floor (bare aiohttp)"
 # The same bytes from aiohttp's low-level server, no router (run_floor's low_level): the ceiling of
 # any server built on aiohttp, beside the floor in every table.
 LOW_LEVEL = "aiohttp low-level server"
+
+
+def floor_command(port: int, low_level: bool = False) -> list[str]:
+    """The command that serves the floor on ``port``, or with ``low_level`` the same replies from
+    aiohttp's low-level server: both bench.run.run_floor, started through the bench's hidden options."""
+    return [sys.executable, "-m", "mockllama.bench", "--low-level-server" if low_level else "--floor-server", str(port)]
 
 
 def free_port() -> int:

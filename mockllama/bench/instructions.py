@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, LOW_LEVEL, free_port, request_body
+from mockllama.bench.harness import FLOOR, LOW_LEVEL, floor_command, free_port, request_body
 from mockllama.wire.routes import RESPONSES_PATH
 
 WARM_UP = 200
@@ -70,8 +70,7 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
 
 def contenders(port: int) -> list[tuple[str, list[str]]]:
     python = sys.executable
-    return [(FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(port)]),
-            (LOW_LEVEL, [python, "-m", "mockllama.bench", "--low-level-server", str(port)]),
+    return [(FLOOR, floor_command(port)), (LOW_LEVEL, floor_command(port, low_level=True)),
             *[(f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
               for b in ("buggy", "fixed", "spec")]]
 

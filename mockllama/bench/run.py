@@ -46,7 +46,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, LOW_LEVEL, cpu_per_request, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.harness import FLOOR, LOW_LEVEL, cpu_per_request, floor_command, free_port, peak_rss_mb, request_body, run_wrk, start_contender
 from mockllama.bench.instructions import run_instructions
 from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from mockllama.bench.scale import parse_sizes, run_scale
@@ -222,10 +222,8 @@ def contenders(port_for) -> list[tuple[str, list[str], str]]:
     python = sys.executable
     floor, low_level, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for(), port_for()
     return [
-        (FLOOR, [python, "-m", "mockllama.bench", "--floor-server", str(floor)],
-         f"http://127.0.0.1:{floor}"),
-        (LOW_LEVEL, [python, "-m", "mockllama.bench", "--low-level-server", str(low_level)],
-         f"http://127.0.0.1:{low_level}"),
+        (FLOOR, floor_command(floor), f"http://127.0.0.1:{floor}"),
+        (LOW_LEVEL, floor_command(low_level, low_level=True), f"http://127.0.0.1:{low_level}"),
         ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
          f"http://127.0.0.1:{buggy}"),
         ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
