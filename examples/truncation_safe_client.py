@@ -75,8 +75,9 @@ def judge(response, max_output_tokens: int | None) -> Answer:
     if status_says_incomplete(response):
         return Answer(response, True, "status is 'incomplete'", max_output_tokens)
     if usage_reached_limit(response, max_output_tokens):
-        return Answer(response, True, f"usage.output_tokens reached max_output_tokens={max_output_tokens}",
-                      max_output_tokens)
+        return Answer(
+            response, True, f"usage.output_tokens reached max_output_tokens={max_output_tokens}", max_output_tokens
+        )
     if unparsable_function_call(response):
         return Answer(response, True, "a function_call's arguments do not parse as JSON", max_output_tokens)
     return Answer(response, False, f"status is {response.status!r} and no rule fired", max_output_tokens)
@@ -145,8 +146,9 @@ def ask_until_complete(client: openai.OpenAI, limits, **request) -> list[Answer]
 
 def main(base_url: str) -> None:
     client = openai.OpenAI(base_url=base_url, api_key="unused")
-    answer = ask(client, model="x", input="Count from 1 to 200, separated by spaces.", max_output_tokens=8,
-                 temperature=0)
+    answer = ask(
+        client, model="x", input="Count from 1 to 200, separated by spaces.", max_output_tokens=8, temperature=0
+    )
     if answer.response is None:
         print(f"no whole reply: {answer.reason}")
         return
@@ -154,8 +156,11 @@ def main(base_url: str) -> None:
     print(repr(answer.response.output_text))
     attempts = ask_until_complete(client, limits_doubling(8, 1024), model="x", input=LADDER_PROMPT, temperature=0)
     for attempt in attempts:
-        print(f"max_output_tokens={attempt.max_output_tokens}: status={attempt.response.status!r} cut_off={attempt.cut_off} "
-              f"({attempt.reason})")
+        print(
+            f"max_output_tokens={attempt.max_output_tokens}: status={attempt.response.status!r} "
+            f"cut_off={attempt.cut_off} "
+            f"({attempt.reason})"
+        )
     print(repr(attempts[-1].response.output_text))
 
 

@@ -44,8 +44,12 @@ from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
 PROBES = ("text", "tool", "stream", "reasoning")
 # "all": the probes every server can answer; reasoning needs a server that thinks, so it is asked for by name.
 ALL_PROBES = ("text", "tool", "stream")
-PROBE_SCENARIOS = {"text": ("text-cut-8",), "tool": ("tool-cut-20",), "stream": ("text-cut-8", "tool-cut-20"),
-                   "reasoning": ("thinking-cut-12",)}
+PROBE_SCENARIOS = {
+    "text": ("text-cut-8",),
+    "tool": ("tool-cut-20",),
+    "stream": ("text-cut-8", "tool-cut-20"),
+    "reasoning": ("thinking-cut-12",),
+}
 PROBE_CATALOGUES = {"reasoning": "forced-thinking"}
 EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
@@ -66,6 +70,7 @@ NOT_APPLICABLE = "not applicable"
 
 
 # --- JSON as RFC 8259 has it ---
+
 
 class StrictJSONError(ValueError):
     """JSON that Python's parser takes but RFC 8259 does not: NaN, Infinity, a number out of
@@ -104,6 +109,7 @@ def strict_json(text: str | bytes):
 
 # --- One probe: the requests, and what came back ---
 
+
 class StreamEvent(NamedTuple):
     name: str | None  # the SSE `event:` line
     data: dict
@@ -139,7 +145,9 @@ def _json(payload: bytes, path: str) -> dict:
     except StrictJSONError as err:
         raise _rejected(path, err) from None
     except ValueError:
-        raise ProbeFailed(f"POST {path} answered something that is not JSON: {payload[:80].decode(errors='replace')!r}") from None
+        raise ProbeFailed(
+            f"POST {path} answered something that is not JSON: {payload[:80].decode(errors='replace')!r}"
+        ) from None
     if not isinstance(data, dict):
         raise ProbeFailed(f"POST {path} answered JSON that is not an object")
     return data
@@ -174,20 +182,20 @@ def _response_object(response, path: str) -> dict:
     if not isinstance(response, dict):
         raise ProbeFailed(f"POST {path} answered a response that is not a JSON object")
     if not isinstance(response.get("status"), str):
-        raise ProbeFailed(f"POST {path} answered a response without a \"status\" string")
+        raise ProbeFailed(f'POST {path} answered a response without a "status" string')
     output = response.get("output") or []
     if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
-        raise ProbeFailed(f"POST {path} answered an \"output\" that is not a list of objects")
+        raise ProbeFailed(f'POST {path} answered an "output" that is not a list of objects')
     for key in ("usage", "incomplete_details"):
         if response.get(key) is not None and not isinstance(response[key], dict):
-            raise ProbeFailed(f"POST {path} answered a \"{key}\" that is not an object")
+            raise ProbeFailed(f'POST {path} answered a "{key}" that is not an object')
     return response
 
 
 def _choices(chunk: dict, path: str) -> list[dict]:
     choices = chunk.get("choices") or []
     if not isinstance(choices, list) or not all(isinstance(choice, dict) for choice in choices):
-        raise ProbeFailed(f"POST {path} answered \"choices\" that are not a list of objects")
+        raise ProbeFailed(f'POST {path} answered "choices" that are not a list of objects')
     return choices
 
 
@@ -197,8 +205,13 @@ def _reasoning_items(response: dict) -> list[dict]:
 
 def _output_text(response: dict) -> str:
     """What the SDK's ``output_text`` gives: the text of the message items, reasoning left out."""
-    return "".join(part.get("text") or "" for item in response.get("output") or [] if item.get("type") == "message"
-                   for part in item.get("content") or [] if part.get("type") == "output_text")
+    return "".join(
+        part.get("text") or ""
+        for item in response.get("output") or []
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+        if part.get("type") == "output_text"
+    )
 
 
 def _parses(arguments) -> bool:
@@ -254,35 +267,59 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
         events = _stream_events(payload, RESPONSES_PATH)
         terminal = events[-1]
         response = _response_object(terminal.data.get("response"), RESPONSES_PATH + " (its last event)")
-        done = {e.data.get("item_id"): e.data.get("arguments") for e in events
-                if e.data.get("type") == "response.function_call_arguments.done"}
+        done = {
+            e.data.get("item_id"): e.data.get("arguments")
+            for e in events
+            if e.data.get("type") == "response.function_call_arguments.done"
+        }
         seen = Seen(response, terminal, done)
         calls = _function_calls(response)
-        fields = {"terminal_event": terminal.data.get("type"), "status": response.get("status"),
-                  "incomplete_details": response.get("incomplete_details"),
-                  "function_calls": len(calls), "function_calls_with_arguments_done": sum(c.get("id") in done for c in calls)}
-        line = (f"{head}: last event={fields['terminal_event']!r} status={fields['status']!r} "
-                f"incomplete_details={fields['incomplete_details']!r}")
+        fields = {
+            "terminal_event": terminal.data.get("type"),
+            "status": response.get("status"),
+            "incomplete_details": response.get("incomplete_details"),
+            "function_calls": len(calls),
+            "function_calls_with_arguments_done": sum(c.get("id") in done for c in calls),
+        }
+        line = (
+            f"{head}: last event={fields['terminal_event']!r} status={fields['status']!r} "
+            f"incomplete_details={fields['incomplete_details']!r}"
+        )
         if calls:
-            line += f" function_call_arguments.done for {fields['function_calls_with_arguments_done']} of {len(calls)} calls"
+            done = fields["function_calls_with_arguments_done"]
+            line += f" function_call_arguments.done for {done} of {len(calls)} calls"
     else:
         response = _response_object(_json(payload, RESPONSES_PATH), RESPONSES_PATH)
         seen = Seen(response)
-        fields = {"status": response.get("status"), "incomplete_details": response.get("incomplete_details"),
-                  "output_tokens": (response.get("usage") or {}).get("output_tokens")}
+        fields = {
+            "status": response.get("status"),
+            "incomplete_details": response.get("incomplete_details"),
+            "output_tokens": (response.get("usage") or {}).get("output_tokens"),
+        }
         line = f"{head}: status={fields['status']!r} incomplete_details={fields['incomplete_details']!r}"
         if probe == "reasoning":
             items = _reasoning_items(response)
-            fields |= {"reasoning_items": len(items), "reasoning_status": items[-1].get("status") if items else None,
-                       "output_text": _output_text(response)}
-            line += (f" reasoning item status={fields['reasoning_status']!r} output_text={fields['output_text']!r}"
-                     if items else " (no reasoning item)")
+            fields |= {
+                "reasoning_items": len(items),
+                "reasoning_status": items[-1].get("status") if items else None,
+                "output_text": _output_text(response),
+            }
+            line += (
+                f" reasoning item status={fields['reasoning_status']!r} output_text={fields['output_text']!r}"
+                if items
+                else " (no reasoning item)"
+            )
         if probe == "tool":
             call = (_function_calls(response) or [{}])[-1]
-            fields |= {"function_call_status": call.get("status"), "arguments": call.get("arguments"),
-                       "arguments_parse": _parses(call.get("arguments"))}
-            line += (f" function_call status={fields['function_call_status']!r} arguments="
-                     f"{fields['arguments']!r} ({'parse' if fields['arguments_parse'] else 'do not parse'} as JSON)")
+            fields |= {
+                "function_call_status": call.get("status"),
+                "arguments": call.get("arguments"),
+                "arguments_parse": _parses(call.get("arguments")),
+            }
+            line += (
+                f" function_call status={fields['function_call_status']!r} arguments="
+                f"{fields['arguments']!r} ({'parse' if fields['arguments_parse'] else 'do not parse'} as JSON)"
+            )
         line += f" output_tokens={fields['output_tokens']}"
     return seen, Observation(RESPONSES_PATH, bool(body.get("stream")), limit, line, fields)
 
@@ -295,11 +332,13 @@ def _observe_chat(target, body, timeout) -> Observation:
     else:
         reason = _finish_reason(_json(payload, CHAT_PATH))
     head = f"{CHAT_PATH} max_tokens={limit}" + (" stream" if body.get("stream") else "")
-    return Observation(CHAT_PATH, bool(body.get("stream")), limit, f"{head}: finish_reason={reason!r}",
-                       {"finish_reason": reason})
+    return Observation(
+        CHAT_PATH, bool(body.get("stream")), limit, f"{head}: finish_reason={reason!r}", {"finish_reason": reason}
+    )
 
 
 # --- Judging a cut reply, aspect by aspect ---
+
 
 @dataclass
 class Aspect:
@@ -359,7 +398,9 @@ def _judge_cut_item(response: dict) -> Aspect:
 def _judge_completed_at(response: dict) -> Aspect:
     value = response.get("completed_at", _ABSENT)
     if value is _ABSENT or value is None:
-        return Aspect("completed_at", "honest", "absent" if value is _ABSENT else "null", "no completion time is claimed")
+        return Aspect(
+            "completed_at", "honest", "absent" if value is _ABSENT else "null", "no completion time is claimed"
+        )
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return Aspect("completed_at", "dishonest", repr(value), "a completion time for a reply that did not complete")
     return Aspect("completed_at", "wrong", f"{value!r:.40}", "neither null nor a time")
@@ -393,21 +434,39 @@ def _judge_arguments_done(seen: Seen) -> Aspect:
         return Aspect(name, NOT_APPLICABLE, "no cut function call", "only a cut call needs it")
     call = output[-1]
     if call.get("id") not in seen.arguments_done:
-        return Aspect(name, "wrong", f"none for the cut call {call.get('id')!r}",
-                      "the streaming protocol sends it for every call, cut or finished")
+        return Aspect(
+            name,
+            "wrong",
+            f"none for the cut call {call.get('id')!r}",
+            "the streaming protocol sends it for every call, cut or finished",
+        )
     sent = seen.arguments_done[call.get("id")]
     if sent != call.get("arguments"):
-        return Aspect(name, "wrong", f"{sent!r:.60} against the item's {call.get('arguments')!r:.60}",
-                      "it carries other arguments than the call")
-    return Aspect(name, "honest", f"sent for the cut call, with its arguments {sent!r:.60}",
-                  "the cut call's arguments as generated")
+        return Aspect(
+            name,
+            "wrong",
+            f"{sent!r:.60} against the item's {call.get('arguments')!r:.60}",
+            "it carries other arguments than the call",
+        )
+    return Aspect(
+        name,
+        "honest",
+        f"sent for the cut call, with its arguments {sent!r:.60}",
+        "the cut call's arguments as generated",
+    )
 
 
 def judge_aspects(seen: Seen) -> list[Aspect]:
     """Every aspect of a reply cut at max_output_tokens, each judged on its own."""
     response = seen.response
-    return [_judge_status(response), _judge_reason(response), _judge_cut_item(response),
-            _judge_completed_at(response), _judge_terminal(seen), _judge_arguments_done(seen)]
+    return [
+        _judge_status(response),
+        _judge_reason(response),
+        _judge_cut_item(response),
+        _judge_completed_at(response),
+        _judge_terminal(seen),
+        _judge_arguments_done(seen),
+    ]
 
 
 @dataclass(frozen=True)
@@ -423,13 +482,21 @@ class Variant:
 
 
 VARIANTS = (
-    Variant("status 'completed'", "stock llama-server; Ollama, ollama/ollama PR 17239",
-            lambda verdict: verdict["status"] == "dishonest"),
-    Variant("'incomplete' at the top but 'completed' on the cut item", "vLLM, vllm-project/vllm issue 57998",
-            lambda verdict: verdict["status"] == "honest" and verdict["cut_item.status"] == "dishonest"),
-    Variant("the hybrid terminal event, response.completed carrying an incomplete response",
-            "vLLM's stream; aimock",
-            lambda verdict: verdict["status"] == "honest" and verdict["terminal_event"] == "dishonest"),
+    Variant(
+        "status 'completed'",
+        "stock llama-server; Ollama, ollama/ollama PR 17239",
+        lambda verdict: verdict["status"] == "dishonest",
+    ),
+    Variant(
+        "'incomplete' at the top but 'completed' on the cut item",
+        "vLLM, vllm-project/vllm issue 57998",
+        lambda verdict: verdict["status"] == "honest" and verdict["cut_item.status"] == "dishonest",
+    ),
+    Variant(
+        "the hybrid terminal event, response.completed carrying an incomplete response",
+        "vLLM's stream; aimock",
+        lambda verdict: verdict["status"] == "honest" and verdict["terminal_event"] == "dishonest",
+    ),
 )
 
 
@@ -447,9 +514,11 @@ class ProbeResult:
         return [aspect for aspect in self.aspects if aspect.verdict == verdict]
 
     def lines(self) -> list[str]:
-        return [*(obs.line for obs in self.observations),
-                *(aspect.line for aspect in self.aspects if aspect.verdict != NOT_APPLICABLE),
-                *(f"  known variant: {variant}" for variant in self.variants)]
+        return [
+            *(obs.line for obs in self.observations),
+            *(aspect.line for aspect in self.aspects if aspect.verdict != NOT_APPLICABLE),
+            *(f"  known variant: {variant}" for variant in self.variants),
+        ]
 
 
 def _listed(aspects: list[Aspect]) -> str:
@@ -460,12 +529,26 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
     """The probe's verdict, its reason, the aspects judged and the variants they fit."""
     response = seen.response
     if probe == "reasoning" and not _reasoning_items(response):
-        return "unknown", ("the reply carries no reasoning item, so the server did not think and this probe cannot "
-                           "tell how it reports a cut inside reasoning (llama-server thinks only with a reasoning "
-                           "chat template, e.g. scripts/llama-server.sh run --setup smollm2-135m-forced-thinking)"), [], []
+        return (
+            "unknown",
+            (
+                "the reply carries no reasoning item, so the server did not think and this probe cannot "
+                "tell how it reports a cut inside reasoning (llama-server thinks only with a reasoning "
+                "chat template, e.g. scripts/llama-server.sh run --setup smollm2-135m-forced-thinking)"
+            ),
+            [],
+            [],
+        )
     if twin_reason != "length":
-        return "unknown", (f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
-                           "inside the limit, so this probe proves nothing"), [], []
+        return (
+            "unknown",
+            (
+                f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
+                "inside the limit, so this probe proves nothing"
+            ),
+            [],
+            [],
+        )
     aspects = judge_aspects(seen)
     verdicts = {aspect.name: aspect.verdict for aspect in aspects}
     variants = [str(variant) for variant in VARIANTS if variant.fits(verdicts)]
@@ -488,7 +571,9 @@ def _probe_one(target: Target, probe: str, scenario: str, model: str | None, tim
         result.observations.append(observed)
         twin = _observe_chat(target, chat_body, timeout)
         result.observations.append(twin)
-        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin.fields["finish_reason"], probe)
+        result.verdict, result.reason, result.aspects, result.variants = _judge(
+            seen, twin.fields["finish_reason"], probe
+        )
     except ProbeFailed as failure:
         result.reason = str(failure)
     except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:  # a shape nothing above foresaw
@@ -519,15 +604,19 @@ class Report:
     @property
     def summary(self) -> str:
         if self.verdict == "dishonest":
-            summary = (f"{self.url}: a reply cut off at max_output_tokens is reported as finished by: "
-                       f"{self._named('dishonest')}")
+            summary = (
+                f"{self.url}: a reply cut off at max_output_tokens is reported as finished by: "
+                f"{self._named('dishonest')}"
+            )
             wrong = self._named("wrong")
             summary += f"; also wrong: {wrong}" if wrong else ""
             variants = list(dict.fromkeys(variant for probe in self.probes for variant in probe.variants))
             return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".")
         if self.verdict == "honest":
-            return (f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
-                    "(reason 'max_output_tokens').")
+            return (
+                f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
+                "(reason 'max_output_tokens')."
+            )
         reasons = "; ".join(f"{p.probe}: {p.reason}" for p in self.probes if p.verdict == "unknown")
         return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}."
 
@@ -535,8 +624,13 @@ class Report:
         return [*(line for probe in self.probes for line in probe.lines()), self.summary]
 
     def to_dict(self) -> dict:
-        return {"url": self.url, "verdict": self.verdict, "exit_code": self.exit_code, "summary": self.summary,
-                "probes": [asdict(probe) for probe in self.probes]}
+        return {
+            "url": self.url,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "summary": self.summary,
+            "probes": [asdict(probe) for probe in self.probes],
+        }
 
 
 def run(url: str, probes=("text",), model: str | None = None, timeout: float = 60.0) -> Report:
@@ -548,8 +642,15 @@ def run(url: str, probes=("text",), model: str | None = None, timeout: float = 6
     try:
         target = Target.parse(url)
     except ValueError as problem:
-        return Report(scrub_text(url), [ProbeResult(probe, scenario, "unknown", str(problem))
-                                        for probe in chosen for scenario in PROBE_SCENARIOS[probe]])
-    results = [_probe_one(target, probe, scenario, model, timeout)
-               for probe in chosen for scenario in PROBE_SCENARIOS[probe]]
+        return Report(
+            scrub_text(url),
+            [
+                ProbeResult(probe, scenario, "unknown", str(problem))
+                for probe in chosen
+                for scenario in PROBE_SCENARIOS[probe]
+            ],
+        )
+    results = [
+        _probe_one(target, probe, scenario, model, timeout) for probe in chosen for scenario in PROBE_SCENARIOS[probe]
+    ]
     return Report(target.shown, results)

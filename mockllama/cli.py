@@ -46,8 +46,13 @@ RECORDINGS_HELP = (
 
 
 def recordings_option(command):
-    return click.option("--recordings", type=click.Choice(list(RECORDING_SETS)), default="stock",
-                        show_default=True, help=RECORDINGS_HELP)(command)
+    return click.option(
+        "--recordings",
+        type=click.Choice(list(RECORDING_SETS)),
+        default="stock",
+        show_default=True,
+        help=RECORDINGS_HELP,
+    )(command)
 
 
 def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[str, Scenario]:
@@ -70,8 +75,10 @@ def _record_on_miss(upstream, record_to, record_mode, timeout, max_reply_bytes=N
     """serve's recording options, checked together; None when nothing is to be recorded."""
     if upstream is None:
         if record_to is not None or record_mode in ("new", "new_episodes", "all") or max_reply_bytes is not None:
-            raise click.UsageError("--record-to, --record-mode new|all and --max-reply-bytes need --upstream URL, "
-                                   "the llama-server to record from. To replay a directory, use --cassettes DIR.")
+            raise click.UsageError(
+                "--record-to, --record-mode new|all and --max-reply-bytes need --upstream URL, "
+                "the llama-server to record from. To replay a directory, use --cassettes DIR."
+            )
         return None
     try:
         parsed = parse_upstream(upstream, timeout)
@@ -104,8 +111,13 @@ def main() -> None:
 
 @main.command()
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind. Loopback unless you say so.")
-@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535),
-              help="Port to bind. 0: a free port, named in the URL on the first line printed.")
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to bind. 0: a free port, named in the URL on the first line printed.",
+)
 @click.option(
     "--behaviour",
     type=click.Choice(list(BEHAVIOURS)),
@@ -113,9 +125,7 @@ def main() -> None:
     show_default=True,
     help="Behaviour for requests without a /buggy, /fixed or /spec path prefix or an X-Mockllama-Behaviour header.",
 )
-@click.option(
-    "--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP
-)
+@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
 @recordings_option
 @click.option(
     "--fallback",
@@ -176,28 +186,72 @@ def main() -> None:
     help="Allow cross-origin browser requests only from this origin (repeatable), e.g. http://localhost:5173. "
     "Default: any origin, as llama-server.",
 )
-@click.option("--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput).")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
-              "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
-              "host, as llama-server. Guards against DNS rebinding by web pages.")
-@click.option("--upstream", metavar="URL",
-              help="A live llama-server (base URL, no /v1) to send what no recording answers to, and record. "
-                   "Credentials in the URL are sent as Basic auth and never written.")
-@click.option("--record-to", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help=f"Where --upstream recordings go, one cassette per scenario; served too. "
-                   f"Default: ./{DEFAULT_RECORD_DIR}")
-@click.option("--record-mode", type=click.Choice(["none", "new", "new_episodes", "all"]),
-              help="none: replay only. new (vcrpy's new_episodes): record what no recording matches. "
-                   "all: record everything again. Default: new with --upstream.")
-@click.option("--upstream-timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds to wait for the upstream's next bytes; past it, a 504.")
-@click.option("--max-reply-bytes", type=click.IntRange(1), metavar="N",
-              help=f"With --upstream: an upstream reply larger than N bytes is cut off there, answered with a "
-                   f"502 and not recorded. Default: {DEFAULT_MAX_REPLY_BYTES} (64 MiB), as `record`.")
-def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max_body_bytes, body_timeout, pace,
-          journal_size, faults, cors_origins, access_log, allowed_hosts, upstream, record_to, record_mode,
-          upstream_timeout, max_reply_bytes) -> None:
+@click.option(
+    "--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput)."
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
+    "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
+    "host, as llama-server. Guards against DNS rebinding by web pages.",
+)
+@click.option(
+    "--upstream",
+    metavar="URL",
+    help="A live llama-server (base URL, no /v1) to send what no recording answers to, and record. "
+    "Credentials in the URL are sent as Basic auth and never written.",
+)
+@click.option(
+    "--record-to",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help=f"Where --upstream recordings go, one cassette per scenario; served too. Default: ./{DEFAULT_RECORD_DIR}",
+)
+@click.option(
+    "--record-mode",
+    type=click.Choice(["none", "new", "new_episodes", "all"]),
+    help="none: replay only. new (vcrpy's new_episodes): record what no recording matches. "
+    "all: record everything again. Default: new with --upstream.",
+)
+@click.option(
+    "--upstream-timeout",
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds to wait for the upstream's next bytes; past it, a 504.",
+)
+@click.option(
+    "--max-reply-bytes",
+    type=click.IntRange(1),
+    metavar="N",
+    help=f"With --upstream: an upstream reply larger than N bytes is cut off there, answered with a "
+    f"502 and not recorded. Default: {DEFAULT_MAX_REPLY_BYTES} (64 MiB), as `record`.",
+)
+def serve(
+    host,
+    port,
+    behaviour,
+    cassette_dirs,
+    recordings,
+    fallback,
+    setup,
+    max_body_bytes,
+    body_timeout,
+    pace,
+    journal_size,
+    faults,
+    cors_origins,
+    access_log,
+    allowed_hosts,
+    upstream,
+    record_to,
+    record_mode,
+    upstream_timeout,
+    max_reply_bytes,
+) -> None:
     """Serve the recordings over HTTP until Ctrl-C.
 
     \b
@@ -266,8 +320,10 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
         if recording is None:
             scenarios = _load(cassette_dirs, recordings)
         elif recordings != "stock":
-            raise click.UsageError(f"--recordings {recordings} chooses bundled recordings, which --upstream does not "
-                                   "serve: it serves --record-to and --cassettes.")
+            raise click.UsageError(
+                f"--recordings {recordings} chooses bundled recordings, which --upstream does not "
+                "serve: it serves --record-to and --cassettes."
+            )
         else:  # only what the user names: a bundled recording must not answer for their upstream
             scenarios = _load_some(with_record_dir(list(cassette_dirs), recording.record_to))
         try:
@@ -275,15 +331,26 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
         except ValueError as err:
             raise click.BadParameter(str(err), param_hint="--fault") from None
         try:
-            app = create_app(scenarios, behaviour=behaviour, fallback=fallback, setup=setup, max_body_bytes=max_body_bytes,
-                             pace=factor, journal_size=journal_size, allowed_hosts=allowed_hosts,
-                             faults=dict(faults), cors_origins=cors_origins, record_on_miss=recording,
-                             body_timeout=body_timeout)
+            app = create_app(
+                scenarios,
+                behaviour=behaviour,
+                fallback=fallback,
+                setup=setup,
+                max_body_bytes=max_body_bytes,
+                pace=factor,
+                journal_size=journal_size,
+                allowed_hosts=allowed_hosts,
+                faults=dict(faults),
+                cors_origins=cors_origins,
+                record_on_miss=recording,
+                body_timeout=body_timeout,
+            )
         except ValueError as err:
             raise click.BadParameter(str(err), param_hint="--setup" if "set-up" in str(err) else "--fallback") from None
     if not _is_loopback(host):
-        click.echo(f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.",
-                   err=True)
+        click.echo(
+            f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.", err=True
+        )
     try:
         # --port 0: bind here, so the URLs printed name the port the system chose
         where = {"sock": _bound_socket(host)} if port == 0 else {"host": host, "port": port}
@@ -304,8 +371,10 @@ def serve(host, port, behaviour, cassette_dirs, recordings, fallback, setup, max
         if journal_size:
             click.echo(f"  journal: {base}/_mockllama/journal  (last {journal_size} requests)")
         if recording is not None:
-            click.echo(f"  record mode {recording.mode.value}: misses go to {recording.upstream.url}, "
-                       f"recorded into {recording.record_to}")
+            click.echo(
+                f"  record mode {recording.mode.value}: misses go to {recording.upstream.url}, "
+                f"recorded into {recording.record_to}"
+            )
         click.echo("Press Ctrl-C to stop.")
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -416,27 +485,55 @@ each streamed and not, or a list of raw requests:
 
 
 @main.command(epilog=CATALOGUE_HELP)
-@click.option("--server", "server_url", required=True, metavar="URL",
-              help="Base URL of the live llama-server, e.g. http://127.0.0.1:8080 (no /v1).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for the cassettes (NAME.yaml) and provenance.json; created if missing.")
-@click.option("--catalogue", "catalogue_path", metavar="FILE|default|forced-thinking",
-              help="Scenario catalogue (JSON), or a bundled one by name: default (the bundled stock scenarios) "
-                   "or forced-thinking (the reasoning scenarios; needs a server started with "
-                   "scripts/llama-server.sh run --setup smollm2-135m-forced-thinking PORT). A catalogue with a "
-                   "\"setup\" is only recorded from a server running that set-up's chat template.")
+@click.option(
+    "--server",
+    "server_url",
+    required=True,
+    metavar="URL",
+    help="Base URL of the live llama-server, e.g. http://127.0.0.1:8080 (no /v1).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the cassettes (NAME.yaml) and provenance.json; created if missing.",
+)
+@click.option(
+    "--catalogue",
+    "catalogue_path",
+    metavar="FILE|default|forced-thinking",
+    help="Scenario catalogue (JSON), or a bundled one by name: default (the bundled stock scenarios) "
+    "or forced-thinking (the reasoning scenarios; needs a server started with "
+    "scripts/llama-server.sh run --setup smollm2-135m-forced-thinking PORT). A catalogue with a "
+    '"setup" is only recorded from a server running that set-up\'s chat template.',
+)
 @click.option("--scenario", "only", multiple=True, metavar="NAME", help="Record only this scenario; repeatable.")
 @click.option("--server-command", help="The llama-server command line, kept in provenance.json.")
-@click.option("--server-patch", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The patch the llama-server was built with (scripts/llama-server.sh --patched); its file "
-              "name and sha256 are kept in provenance.json.")
+@click.option(
+    "--server-patch",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The patch the llama-server was built with (scripts/llama-server.sh --patched); its file "
+    "name and sha256 are kept in provenance.json.",
+)
 @click.option("--api-key", envvar="MOCKLLAMA_API_KEY", help="Sent as a Bearer token; never written to disk.")
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds to wait for any one reply.")
-@click.option("--max-reply-bytes", default=DEFAULT_MAX_REPLY_BYTES, show_default=True, type=click.IntRange(1),
-              help="A larger reply fails its scenario (no cassette is written for it).")
-def record(server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout,
-           max_reply_bytes) -> None:
+@click.option(
+    "--timeout",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds to wait for any one reply.",
+)
+@click.option(
+    "--max-reply-bytes",
+    default=DEFAULT_MAX_REPLY_BYTES,
+    show_default=True,
+    type=click.IntRange(1),
+    help="A larger reply fails its scenario (no cassette is written for it).",
+)
+def record(
+    server_url, out_dir, catalogue_path, only, server_command, server_patch, api_key, timeout, max_reply_bytes
+) -> None:
     """Record scenarios from a live llama-server into vcrpy cassettes, one per scenario.
 
     Each cassette is written to a temporary file and renamed into place when complete, so an
@@ -470,8 +567,11 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
         sys.exit(2)
     url, user, password = split_credentials(server_url.rstrip("/"))
     if user is not None and api_key:
-        click.echo("mockllama record: --server carries a user:password and --api-key is given too; "
-                   "a server takes one Authorization: keep only one of them.", err=True)
+        click.echo(
+            "mockllama record: --server carries a user:password and --api-key is given too; "
+            "a server takes one Authorization: keep only one of them.",
+            err=True,
+        )
         sys.exit(2)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     auth = aiohttp.BasicAuth(user, password or "") if user is not None else None
@@ -479,8 +579,10 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
     async def run():
         info = await probe(url, timeout, headers, max_reply_bytes, auth)
         require_setup(info, setup)
-        click.echo(f"recording {len(entries)} scenarios from {url} "
-                   f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}")
+        click.echo(
+            f"recording {len(entries)} scenarios from {url} "
+            f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}"
+        )
         out_dir.mkdir(parents=True, exist_ok=True)
         outcomes = []
         with click.progressbar(length=len(entries), label="recording", item_show_func=lambda s: s) as bar:
@@ -489,8 +591,9 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
                 bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
         for outcome in outcomes:
             click.echo(f"  {outcome.scenario:32} {outcome.summary}")
-        path = write_provenance(out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command,
-                                server_patch, setup=setup)
+        path = write_provenance(
+            out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command, server_patch, setup=setup
+        )
         failed = [outcome.scenario for outcome in outcomes if outcome.failed]
         click.echo(f"wrote {len(outcomes) - len(failed)} cassettes and {path}")
         return failed
@@ -507,15 +610,25 @@ def record(server_url, out_dir, catalogue_path, only, server_command, server_pat
 
 @main.command()
 @click.argument("url")
-@click.option("--probe", "probe", type=click.Choice(["text", "tool", "stream", "reasoning", "all"]), default="text",
-              show_default=True,
-              help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; reasoning: thinking-cut-12, a "
-                   "reply cut while the model thinks (exit 2 if the server does not think); all: text, tool "
-                   "and stream.")
+@click.option(
+    "--probe",
+    "probe",
+    type=click.Choice(["text", "tool", "stream", "reasoning", "all"]),
+    default="text",
+    show_default=True,
+    help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; reasoning: thinking-cut-12, a "
+    "reply cut while the model thinks (exit 2 if the server does not think); all: text, tool "
+    "and stream.",
+)
 @click.option("--model", help='The "model" to send (default: the recorded "x"; set it for servers that check).')
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object with every field and the verdict.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds for each request, from connecting to the last byte of the reply.")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds for each request, from connecting to the last byte of the reply.",
+)
 def check(url, probe, model, as_json, timeout) -> None:
     """Tell whether URL reports a reply cut off by max_output_tokens as cut off.
 
@@ -557,11 +670,22 @@ def check(url, probe, model, as_json, timeout) -> None:
 @click.argument("scenario", required=False)
 @click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
 @recordings_option
-@click.option("--journal", "journal_url", metavar="URL",
-              help="Instead, show the last requests a running mockllama at URL answered, e.g. http://127.0.0.1:18090.")
-@click.option("--last", default=10, show_default=True, type=click.IntRange(0), help="How many requests --journal shows.")
-@click.option("--timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds --journal may take in all, from connecting to the last byte.")
+@click.option(
+    "--journal",
+    "journal_url",
+    metavar="URL",
+    help="Instead, show the last requests a running mockllama at URL answered, e.g. http://127.0.0.1:18090.",
+)
+@click.option(
+    "--last", default=10, show_default=True, type=click.IntRange(0), help="How many requests --journal shows."
+)
+@click.option(
+    "--timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds --journal may take in all, from connecting to the last byte.",
+)
 def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> None:
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
@@ -578,8 +702,13 @@ def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> 
             entries = fetch_journal(journal_url, last, timeout)
             lines = journal_lines(entries)
         except JournalUnreadable as err:
-            click.echo(printable(f"mockllama explain: cannot read the journal of {scrub_text(journal_url)}: {err}. "
-                                 "Is `mockllama serve` running there?"), err=True)
+            click.echo(
+                printable(
+                    f"mockllama explain: cannot read the journal of {scrub_text(journal_url)}: {err}. "
+                    "Is `mockllama serve` running there?"
+                ),
+                err=True,
+            )
             sys.exit(2)
         for line in lines:
             click.echo(line)
@@ -587,8 +716,10 @@ def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> 
 
     scenarios = _load(cassette_dirs, recordings)
     if scenario is not None and scenario not in scenarios:
-        click.echo(printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}"),
-                   err=True)
+        click.echo(
+            printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}"),
+            err=True,
+        )
         sys.exit(2)
     told = [story(scenarios[scenario])] if scenario else stories(scenarios)
     for one in told:

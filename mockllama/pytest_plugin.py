@@ -105,30 +105,69 @@ class MockllamaServer:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockllama")
-    group.addoption("--mockllama-cassettes", action="append", default=[], metavar="DIR",
-                    help="extra cassette directory for the mockllama fixtures (repeatable)")
-    parser.addini("mockllama_cassettes", type="paths", default=[],
-                  help="extra cassette directories for the mockllama fixtures, one per line")
-    group.addoption("--mockllama-journal-size", type=int, default=None, metavar="N",
-                    help=f"requests the mockllama journal keeps (default {DEFAULT_JOURNAL_SIZE}; 0: off)")
-    parser.addini("mockllama_journal_size", default=str(DEFAULT_JOURNAL_SIZE),
-                  help="requests the mockllama journal keeps (0: off)")
-    group.addoption("--mockllama-fault", action="append", nargs=2, default=[], metavar=("SCENARIO", "FAULT"),
-                    help="apply FAULT to every reply of SCENARIO ('*': all), e.g. tool-cut-20 disconnect=3")
-    parser.addini("mockllama_faults", type="linelist", default=[],
-                  help="'SCENARIO FAULT' per line: faults the mockllama server applies per scenario")
-    group.addoption("--mockllama-upstream", metavar="URL",
-                    help="a live llama-server to send what no recording answers to, and record it")
+    group.addoption(
+        "--mockllama-cassettes",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra cassette directory for the mockllama fixtures (repeatable)",
+    )
+    parser.addini(
+        "mockllama_cassettes",
+        type="paths",
+        default=[],
+        help="extra cassette directories for the mockllama fixtures, one per line",
+    )
+    group.addoption(
+        "--mockllama-journal-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"requests the mockllama journal keeps (default {DEFAULT_JOURNAL_SIZE}; 0: off)",
+    )
+    parser.addini(
+        "mockllama_journal_size",
+        default=str(DEFAULT_JOURNAL_SIZE),
+        help="requests the mockllama journal keeps (0: off)",
+    )
+    group.addoption(
+        "--mockllama-fault",
+        action="append",
+        nargs=2,
+        default=[],
+        metavar=("SCENARIO", "FAULT"),
+        help="apply FAULT to every reply of SCENARIO ('*': all), e.g. tool-cut-20 disconnect=3",
+    )
+    parser.addini(
+        "mockllama_faults",
+        type="linelist",
+        default=[],
+        help="'SCENARIO FAULT' per line: faults the mockllama server applies per scenario",
+    )
+    group.addoption(
+        "--mockllama-upstream",
+        metavar="URL",
+        help="a live llama-server to send what no recording answers to, and record it",
+    )
     parser.addini("mockllama_upstream", default="", help="a live llama-server to record misses from")
-    group.addoption("--mockllama-record-mode", metavar="none|new|all",
-                    help="none: replay only; new: record what no recording matches; all: record everything "
-                         "again (default: new with an upstream)")
+    group.addoption(
+        "--mockllama-record-mode",
+        metavar="none|new|all",
+        help="none: replay only; new: record what no recording matches; all: record everything "
+        "again (default: new with an upstream)",
+    )
     parser.addini("mockllama_record_mode", default="", help="none, new or all (default: new with an upstream)")
-    group.addoption("--mockllama-record-to", metavar="DIR",
-                    help="where recordings go, served too (default: mockllama-cassettes in the rootdir)")
+    group.addoption(
+        "--mockllama-record-to",
+        metavar="DIR",
+        help="where recordings go, served too (default: mockllama-cassettes in the rootdir)",
+    )
     parser.addini("mockllama_record_to", default="", help="where recordings go (default: mockllama-cassettes)")
-    group.addoption("--mockllama-setup", metavar="NAME",
-                    help="the server set-up whose recordings answer by prompt (serve --setup; default: the default one)")
+    group.addoption(
+        "--mockllama-setup",
+        metavar="NAME",
+        help="the server set-up whose recordings answer by prompt (serve --setup; default: the default one)",
+    )
     parser.addini("mockllama_setup", default="", help="the server set-up whose recordings answer by prompt")
 
 
@@ -143,8 +182,9 @@ def _journal_size(config: pytest.Config) -> int:
 def _faults(config: pytest.Config) -> dict[str, str]:
     pairs = [line.split(None, 1) for line in config.getini("mockllama_faults")]
     if any(len(pair) != 2 for pair in pairs):
-        pytest.fail("mockllama: each mockllama_faults line is 'SCENARIO FAULT', e.g. 'tool-cut-20 disconnect=3'",
-                    pytrace=False)
+        pytest.fail(
+            "mockllama: each mockllama_faults line is 'SCENARIO FAULT', e.g. 'tool-cut-20 disconnect=3'", pytrace=False
+        )
     return dict(pairs + [tuple(pair) for pair in config.getoption("mockllama_fault")])
 
 
@@ -204,9 +244,13 @@ def mockllama(pytestconfig: pytest.Config):
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     try:
-        app = create_app(scenarios, journal_size=_journal_size(pytestconfig), faults=_faults(pytestconfig),
-                         setup=pytestconfig.getoption("mockllama_setup") or pytestconfig.getini("mockllama_setup") or None,
-                         record_on_miss=recording)
+        app = create_app(
+            scenarios,
+            journal_size=_journal_size(pytestconfig),
+            faults=_faults(pytestconfig),
+            setup=pytestconfig.getoption("mockllama_setup") or pytestconfig.getini("mockllama_setup") or None,
+            record_on_miss=recording,
+        )
     except ValueError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     with BackgroundServer(app) as background:

@@ -58,12 +58,17 @@ async def record_while_loading(url: str, out: Path, headers: dict) -> str | None
 
 async def main(out: Path, port: int) -> None:
     key = secrets.token_hex(16)
-    command = subprocess.run(["bash", str(ROOT / "scripts" / "llama-server.sh"), "command", str(port)],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    command = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "llama-server.sh"), "command", str(port)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     url = f"http://127.0.0.1:{port}"
     out.mkdir(parents=True, exist_ok=True)
-    server = subprocess.Popen([*shlex.split(command), "--api-key", key], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*shlex.split(command), "--api-key", key], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     headers = {"Authorization": f"Bearer {key}"}
     try:
         loading = await record_while_loading(url, out, headers)
@@ -80,8 +85,14 @@ async def main(out: Path, port: int) -> None:
 
             outcomes.append(Outcome("server-loading", loading))
         shown = f"{command} --api-key KEY  (a throwaway key, not recorded)"
-        write_provenance(out, url, info, outcomes, "mockllama/recordings/catalogues/server-errors.json and server-loading.json",
-                         shown)
+        write_provenance(
+            out,
+            url,
+            info,
+            outcomes,
+            "mockllama/recordings/catalogues/server-errors.json and server-loading.json",
+            shown,
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -22,8 +22,21 @@ def chromium() -> str:
 def headless(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
     """One headless run with a fresh profile and no traffic of its own beyond what the page asks for."""
     return subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args],
-        capture_output=True, text=True, timeout=120,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )

@@ -22,8 +22,9 @@ DOCS = ROOT / "docs"
 
 # The opening fence's info line: a language, then optionally title="FILE" (Material shows it).
 INFO = re.compile(r'(?P<language>[\w-]*)(?:[ \t]+title="(?P<title>[^"]+)")?[ \t]*$\n', re.MULTILINE)
-FENCES = RawFencedCodeBlockLexer(info_pattern=INFO, mapping={"language": "language", "title": "title",
-                                                            "source": "source"})
+FENCES = RawFencedCodeBlockLexer(
+    info_pattern=INFO, mapping={"language": "language", "title": "title", "source": "source"}
+)
 NOT_RUN = DirectiveInHTMLCommentLexer(directive="not run", arguments=".+?")
 # <!-- include: tests/js/FILE -->: the block is that file as it is, which its own tests run
 # (tests/test_js_clients.py holds the two equal).
@@ -58,15 +59,22 @@ def _parse_blocks(document: Document):
     includes = [(n, document.text.index("-->", n.start) + 3) for n in INCLUDE(document)]
 
     def right_before(found, region):
-        note = next((n for n, end in found if end <= region.start and not document.text[end:region.start].strip()),
-                    None)
+        note = next(
+            (n for n, end in found if end <= region.start and not document.text[end : region.start].strip()), None
+        )
         return note.lexemes["arguments"].strip() if note else None
 
     for region in FENCES(document):
         line = document.text.count("\n", 0, region.start) + 1
-        region.parsed = Block(Path(document.path), line, region.lexemes["language"] or "",
-                              region.lexemes["title"], str(region.lexemes["source"]),
-                              right_before(notes, region), right_before(includes, region))
+        region.parsed = Block(
+            Path(document.path),
+            line,
+            region.lexemes["language"] or "",
+            region.lexemes["title"],
+            str(region.lexemes["source"]),
+            right_before(notes, region),
+            right_before(includes, region),
+        )
         yield Region(region.start, region.end, region.parsed)
 
 
@@ -91,6 +99,6 @@ def section(page: Path, heading: str) -> str:
         line = lines[number]
         if line.startswith(("```", "~~~")):
             fenced = not fenced
-        elif not fenced and re.match(r"#{1,%d} " % level, line):
+        elif not fenced and re.match(rf"#{{1,{level}}} ", line):
             return "\n".join(lines[start:number]) + "\n"
     return "\n".join(lines[start:])

@@ -35,8 +35,13 @@ def start_mockllama(command: str, port: int, cwd: Path, upstream: str = PAGE_UPS
     """Run a `mockllama serve ...` command line (the page's upstream replaced) on `port`."""
     args = shlex.split(command.replace(PAGE_UPSTREAM, upstream))
     assert args[0] == "mockllama"
-    process = subprocess.Popen([sys.executable, "-m", "mockllama", *args[1:], "--port", str(port)], cwd=cwd,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockllama", *args[1:], "--port", str(port)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_until_listening(process, port, 30, repr(command))
     except AssertionError:
@@ -63,8 +68,13 @@ def run_section(upstream: str, workdir: Path) -> list[tuple[str, str]]:
         port = _free_port()
         server = start_mockllama(command, port, workdir, upstream)
         try:
-            ran = subprocess.run([sys.executable, "-c", example.replace(PAGE_PORT, str(port))], cwd=workdir,
-                                 capture_output=True, text=True, timeout=300)
+            ran = subprocess.run(
+                [sys.executable, "-c", example.replace(PAGE_PORT, str(port))],
+                cwd=workdir,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
         finally:
             log = stop_mockllama(server)
         assert ran.returncode == 0, ran.stderr + log

@@ -19,10 +19,15 @@ class ObservedServer:
 
         async def observe(request, response):
             if request.path.endswith(("/responses", "/completions")):
-                self.replies.append({"path": request.path, "status": response.status,
-                                     "scenario": response.headers.get(SCENARIO_HEADER),
-                                     "turn": response.headers.get(TURN_HEADER),
-                                     "selected_by": response.headers.get("X-Mockllama-Selected-By")})
+                self.replies.append(
+                    {
+                        "path": request.path,
+                        "status": response.status,
+                        "scenario": response.headers.get(SCENARIO_HEADER),
+                        "turn": response.headers.get(TURN_HEADER),
+                        "selected_by": response.headers.get("X-Mockllama-Selected-By"),
+                    }
+                )
 
         app.on_response_prepare.append(observe)
         self.background = BackgroundServer(app)

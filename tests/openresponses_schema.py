@@ -7,7 +7,7 @@ its name in ``components/schemas``; nothing here restates a field of the specifi
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -21,7 +21,7 @@ SCHEMAS = DOCUMENT["components"]["schemas"]
 _REGISTRY = Registry().with_resource(DOCUMENT_URI, Resource.from_contents(DOCUMENT, default_specification=DRAFT202012))
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(schema_name: str) -> Draft202012Validator:
     if schema_name not in SCHEMAS:
         raise KeyError(f"no schema {schema_name!r} in the Open Responses document")

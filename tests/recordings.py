@@ -37,7 +37,11 @@ def served(interaction) -> bool:
 def all_interactions(only=lambda interaction: True):
     """pytest params (scenario, interaction) for every served recorded interaction that ``only`` keeps."""
     return [
-        pytest.param(scenario, interaction, id=f"{scenario.name}-{n}-{interaction.method}{interaction.path}-stream={interaction.stream}")
+        pytest.param(
+            scenario,
+            interaction,
+            id=f"{scenario.name}-{n}-{interaction.method}{interaction.path}-stream={interaction.stream}",
+        )
         for scenario in SCENARIOS.values()
         for n, interaction in enumerate(scenario.interactions)
         if served(interaction) and only(interaction)
@@ -50,7 +54,8 @@ def replayed_responses(server, behaviour: str, name: str, stream: bool):
     from httpkit import call, request_bytes, sse_pairs
 
     interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, _, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction),
-                           chosen(interaction))
+    status, _, body = call(
+        server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction), chosen(interaction)
+    )
     assert status == 200
     return sse_pairs(body) if stream else json.loads(body)

@@ -18,8 +18,11 @@ def _item(item: dict) -> tuple:
 def responses_view(body: bytes) -> dict:
     if not sse.is_event_stream(body):
         data = json.loads(body)
-        return {"status": data["status"], "incomplete_details": data.get("incomplete_details"),
-                "items": [_item(item) for item in data["output"]]}
+        return {
+            "status": data["status"],
+            "incomplete_details": data.get("incomplete_details"),
+            "items": [_item(item) for item in data["output"]],
+        }
     events = sse.parse_stream(body)
     payloads = [event.json() for event in events]
     terminal = payloads[-1]["response"]
@@ -31,12 +34,16 @@ def responses_view(body: bytes) -> dict:
         # each arguments.done names the function call whose output_item.done comes right after it
         "arguments.done precede their item": all(
             payloads[index + 1]["type"] == "response.output_item.done"
-            and payloads[index + 1]["item"]["id"] == payloads[index]["item_id"] for index in arguments_done),
+            and payloads[index + 1]["item"]["id"] == payloads[index]["item_id"]
+            for index in arguments_done
+        ),
         "arguments.done": [(payloads[i]["name"], payloads[i]["arguments"]) for i in arguments_done],
         "output_item.done": [_item(payloads[i]["item"]) for i in items_done],
         "output_text.done": [p["text"] for p in payloads if p["type"] == "response.output_text.done"],
         "text deltas": "".join(p["delta"] for p in payloads if p["type"] == "response.output_text.delta"),
-        "argument deltas": "".join(p["delta"] for p in payloads if p["type"] == "response.function_call_arguments.delta"),
+        "argument deltas": "".join(
+            p["delta"] for p in payloads if p["type"] == "response.function_call_arguments.delta"
+        ),
         "status": terminal["status"],
         "incomplete_details": terminal.get("incomplete_details"),
         "items": [_item(item) for item in terminal["output"]],

@@ -13,10 +13,19 @@ import pytest
 
 from mockllama.bench.peers import PEERS
 
-CONTENDERS = ("floor (bare aiohttp)", "aiohttp low-level server", "mockllama buggy", "mockllama fixed",
-              "mockllama spec")
-WORKLOADS = {("text-cut-8 json", "1"), ("text-cut-8 json", "64"), ("poem-finishes stream", "1"),
-             ("poem-finishes stream", "64")}
+CONTENDERS = (
+    "floor (bare aiohttp)",
+    "aiohttp low-level server",
+    "mockllama buggy",
+    "mockllama fixed",
+    "mockllama spec",
+)
+WORKLOADS = {
+    ("text-cut-8 json", "1"),
+    ("text-cut-8 json", "64"),
+    ("poem-finishes stream", "1"),
+    ("poem-finishes stream", "64"),
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -31,15 +40,16 @@ def bench_tools():
 
 
 def _bench(*args: str, timeout: int) -> str:
-    result = subprocess.run([sys.executable, "-m", "mockllama.bench", *args], capture_output=True, text=True,
-                            timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, "-m", "mockllama.bench", *args], capture_output=True, text=True, timeout=timeout
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
 
 def _rows(table_head: str, text: str) -> list[list[str]]:
     """The body rows of the markdown table whose header starts with ``table_head``."""
-    block = text[text.index(table_head):].split("\n\n")[0].splitlines()
+    block = text[text.index(table_head) :].split("\n\n")[0].splitlines()
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in block[2:]]
 
 
@@ -59,13 +69,18 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     # fixed and spec against buggy, of the medians and paired: every workload, each a ratio
     behaviours = _rows("| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |", out)
     assert sorted((row[0], row[1], row[2]) for row in behaviours) == sorted(
-        (name, *workload) for name in CONTENDERS[3:] for workload in WORKLOADS)
+        (name, *workload) for name in CONTENDERS[3:] for workload in WORKLOADS
+    )
     assert all(re.fullmatch(r"[\d.]+x", cell) for row in behaviours for cell in row[3:5])
     assert all(re.fullmatch(r"[\d.]+x(, [\d.]+x)*", row[5]) for row in behaviours)
 
     peers = _rows("| workload | conns | mockllama req/s | aimock req/s | mock-llm req/s |", out)
-    assert [(row[0], row[1]) for row in peers] == [("text-cut-8 json", "1"), ("text-cut-8 json", "64"),
-                                                   ("poem-finishes stream", "1"), ("poem-finishes stream", "64")]
+    assert [(row[0], row[1]) for row in peers] == [
+        ("text-cut-8 json", "1"),
+        ("text-cut-8 json", "64"),
+        ("poem-finishes stream", "1"),
+        ("poem-finishes stream", "64"),
+    ]
     for row in peers:
         assert len(row) == 18
         # against aimock: mockllama's req/s of the medians, paired round by round, the floor's and
@@ -105,8 +120,12 @@ def test_the_journal_cost_mode_prints_its_three_figures():
         assert len(table) == 4 and {(row[0], row[1]) for row in table} == WORKLOADS
         assert all(float(row[2].replace(",", "")) > 0 and float(row[3].replace(",", "")) > 0 for row in table)
         assert all(re.fullmatch(r"[+-][\d.]+%", row[4]) for row in table)
-    share = re.search(r"^journalling itself .*: (-?[\d.]+) us per request \(([\d.]+) against ([\d.]+)\).* "
-                      r"costs (-?[\d.]+)% of it$", out, re.M)
+    share = re.search(
+        r"^journalling itself .*: (-?[\d.]+) us per request \(([\d.]+) against ([\d.]+)\).* "
+        r"costs (-?[\d.]+)% of it$",
+        out,
+        re.M,
+    )
     assert share, out
     assert float(share.group(2)) > 0 and float(share.group(3)) > 0
 

@@ -5,7 +5,6 @@ per request, not what it sends (docs/performance.md)."""
 from __future__ import annotations
 
 import http.client
-import subprocess
 import sys
 
 import pytest
@@ -18,11 +17,15 @@ from mockllama.wire.routes import RESPONSES_PATH
 def servers():
     started = []
     try:
-        for command in (["-m", "mockllama.bench", "--floor-server"], ["-m", "mockllama.bench", "--low-level-server"],
-                        ["-m", "mockllama", "serve", "--port"]):
+        for command in (
+            ["-m", "mockllama.bench", "--floor-server"],
+            ["-m", "mockllama.bench", "--low-level-server"],
+            ["-m", "mockllama", "serve", "--port"],
+        ):
             port = free_port()
-            process, _ = start_contender([sys.executable, *command, str(port)], f"http://127.0.0.1:{port}",
-                                         pinned=False)
+            process, _ = start_contender(
+                [sys.executable, *command, str(port)], f"http://127.0.0.1:{port}", pinned=False
+            )
             started.append((process, port))
         yield [port for _, port in started]
     finally:

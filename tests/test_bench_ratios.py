@@ -27,8 +27,11 @@ def test_a_paired_ratio_is_the_median_of_each_rounds_ratio():
 
 
 def test_the_table_gives_both_ratios_to_the_floor_and_each_rounds_own():
-    rows = {line.split(" | ")[0].lstrip("| "): line.strip("|").split("|") for line in
-            table([FLOOR, BUGGY], {}, {}).splitlines()[2:] if line.startswith("| ")}
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line.strip("|").split("|")
+        for line in table([FLOOR, BUGGY], {}, {}).splitlines()[2:]
+        if line.startswith("| ")
+    }
     assert [cell.strip() for cell in rows["mockllama buggy"][6:9]] == ["0.95x", "0.90x", "0.90x, 0.75x, 0.95x"]
     assert [cell.strip() for cell in rows["floor (bare aiohttp)"][6:9]] == ["1.00x", "1.00x", "1.00x, 1.00x, 1.00x"]
 
@@ -68,8 +71,11 @@ def test_a_contender_measured_in_other_rounds_gets_no_paired_ratio():
     # --llama-server runs one long round after the others: nothing to pair it with
     live = Result("llama-server", JSON, 64, 20.0, 100.0, 200.0, (20.0,))
     assert paired_ratio(live, FLOOR) is None
-    rows = [line.strip("|").split("|") for line in table([FLOOR, BUGGY, live], {}, {}).splitlines()
-            if line.startswith("| llama-server ")]
+    rows = [
+        line.strip("|").split("|")
+        for line in table([FLOOR, BUGGY, live], {}, {}).splitlines()
+        if line.startswith("| llama-server ")
+    ]
     assert [cell.strip() for cell in rows[0][6:10]] == ["0.20x", "-", "-", "-"]
 
 
@@ -78,10 +84,13 @@ def test_fixed_and_spec_are_held_against_buggy_both_ways():
     spec = _result("mockllama spec", (90.0, 120.0, 95.0))  # 1.0x, 0.8x, 1.0x
     lines = behaviour_table([FLOOR, BUGGY, fixed, spec]).splitlines()
     assert lines[0] == "| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |"
-    assert lines[2:] == ["| mockllama fixed | text-cut-8 json | 64 | 0.95x | 0.95x | 0.90x, 1.00x, 0.95x |",
-                         "| mockllama spec | text-cut-8 json | 64 | 1.00x | 1.00x | 1.00x, 0.80x, 1.00x |"]
+    assert lines[2:] == [
+        "| mockllama fixed | text-cut-8 json | 64 | 0.95x | 0.95x | 0.90x, 1.00x, 0.95x |",
+        "| mockllama spec | text-cut-8 json | 64 | 1.00x | 1.00x | 1.00x, 0.80x, 1.00x |",
+    ]
     # Its median (99) is from the round where buggy ran at 90, buggy's median (95) from another:
     # the medians say 4% faster, the rounds 1.1x, 0.8x and 0.84x.
     other_rounds = _result("mockllama fixed", (99.0, 120.0, 80.0))
     assert behaviour_table([BUGGY, other_rounds]).splitlines()[2:] == [
-        "| mockllama fixed | text-cut-8 json | 64 | 1.04x | 0.84x | 1.10x, 0.80x, 0.84x |"]
+        "| mockllama fixed | text-cut-8 json | 64 | 1.04x | 0.84x | 1.10x, 0.80x, 0.84x |"
+    ]

@@ -10,12 +10,26 @@ from recordings import SCENARIOS, all_interactions, chosen
 # Written out, not imported from the server: the connection-level headers of RFC 9110 section
 # 7.6.1 (and the obsolete Keep-Alive, Proxy-Connection), plus the framing the server computes
 # itself. A recording's values for these describe llama-server's connection, not the reply.
-HOP_BY_HOP = {"connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer",
-              "transfer-encoding", "upgrade"}
+HOP_BY_HOP = {
+    "connection",
+    "content-length",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+}
 
 
 def _replay(server, interaction, behaviour="buggy"):
-    return call(server.url, interaction.method, f"/{behaviour}{interaction.path}", request_bytes(interaction), chosen(interaction))
+    return call(
+        server.url,
+        interaction.method,
+        f"/{behaviour}{interaction.path}",
+        request_bytes(interaction),
+        chosen(interaction),
+    )
 
 
 @pytest.mark.parametrize(("scenario", "interaction"), all_interactions())
@@ -33,7 +47,9 @@ def test_buggy_body_status_and_headers_equal_the_recording(server, scenario, int
 
 @pytest.mark.parametrize(("scenario", "interaction"), all_interactions(lambda i: i.is_event_stream))
 def test_buggy_stream_events_equal_the_recording_one_chunk_each(server, scenario, interaction):
-    chunks = chunks_on_the_wire(server.url, f"/buggy{interaction.path}", request_bytes(interaction), chosen(interaction))
+    chunks = chunks_on_the_wire(
+        server.url, f"/buggy{interaction.path}", request_bytes(interaction), chosen(interaction)
+    )
     assert sse_pairs(b"".join(chunks)) == sse_pairs(interaction.body)
     # each SSE block travels as its own HTTP chunk, exactly as recorded, never as one blob
     assert chunks == [event.raw for event in interaction.events]

@@ -16,8 +16,19 @@ from mockllama.recordings import index as cassette_index
 from mockllama.recordings import parallel
 from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
 
-FIELDS = ("scenario", "method", "path", "request_raw", "request_json", "status", "reason", "headers", "body", "turn",
-          "match_keys")
+FIELDS = (
+    "scenario",
+    "method",
+    "path",
+    "request_raw",
+    "request_json",
+    "status",
+    "reason",
+    "headers",
+    "body",
+    "turn",
+    "match_keys",
+)
 
 
 @pytest.fixture
@@ -50,8 +61,10 @@ def read(monkeypatch) -> list[str]:
 
 
 def _as_values(scenarios) -> dict:
-    return {name: [tuple(getattr(i, field) for field in FIELDS) for i in scenario.interactions]
-            for name, scenario in scenarios.items()}
+    return {
+        name: [tuple(getattr(i, field) for field in FIELDS) for i in scenario.interactions]
+        for name, scenario in scenarios.items()
+    }
 
 
 def test_a_directory_loads_from_its_index_as_from_its_cassettes(cassettes, index_dir, monkeypatch, read):

@@ -59,8 +59,10 @@ def test_a_string_request_body_keeps_its_bytes_and_a_mapping_body_has_none(tmp_p
     first = data["interactions"][0]["request"]
     body = first["body"] if isinstance(first["body"], str) else json.dumps(first["body"])
     as_string = {"interactions": [{**data["interactions"][0], "request": {**first, "body": body}}], "version": 1}
-    as_mapping = {"interactions": [{**data["interactions"][0], "request": {**first, "body": json.loads(body)}}],
-                  "version": 1}
+    as_mapping = {
+        "interactions": [{**data["interactions"][0], "request": {**first, "body": json.loads(body)}}],
+        "version": 1,
+    }
     (from_string,) = load_cassette(_write(tmp_path, "s", as_string)).interactions
     (from_mapping,) = load_cassette(_write(tmp_path, "m", as_mapping)).interactions
     assert from_string.request_raw == body.encode("utf-8")
@@ -70,8 +72,11 @@ def test_a_string_request_body_keeps_its_bytes_and_a_mapping_body_has_none(tmp_p
 
 def test_a_body_that_is_not_json_is_kept_as_bytes_without_json(tmp_path):
     errors = _recording("errors")
-    raw = [i for i in errors["interactions"] if isinstance(i["request"]["body"], str)
-           and not i["request"]["body"].lstrip().startswith(("{", "["))]
+    raw = [
+        i
+        for i in errors["interactions"]
+        if isinstance(i["request"]["body"], str) and not i["request"]["body"].lstrip().startswith(("{", "["))
+    ]
     assert raw, "errors.yaml records a non-JSON body"
     scenario = load_cassette(_write(tmp_path, "errors", {**errors, "interactions": raw}))
     for interaction, recorded in zip(scenario.interactions, raw, strict=True):
@@ -93,11 +98,15 @@ def test_hand_edits_vcrpy_would_not_write_are_read_as_meant(tmp_path):
     recorded = data["interactions"][0]
     request = {**recorded["request"], "method": "get", "uri": recorded["request"]["uri"] + "?x=1"}
     headers = {name: values[0] for name, values in recorded["response"]["headers"].items()}
-    response = {**recorded["response"], "status": {"code": str(recorded["response"]["status"]["code"])},
-                "headers": headers, "body": {"string": None}}
-    (interaction,) = load_cassette(_write(tmp_path, "edited", {"interactions": [{"request": request,
-                                                                               "response": response}],
-                                                              "version": 1})).interactions
+    response = {
+        **recorded["response"],
+        "status": {"code": str(recorded["response"]["status"]["code"])},
+        "headers": headers,
+        "body": {"string": None},
+    }
+    (interaction,) = load_cassette(
+        _write(tmp_path, "edited", {"interactions": [{"request": request, "response": response}], "version": 1})
+    ).interactions
     assert interaction.method == "GET"
     assert interaction.path == "/health"
     assert interaction.status == recorded["response"]["status"]["code"]
@@ -107,7 +116,9 @@ def test_hand_edits_vcrpy_would_not_write_are_read_as_meant(tmp_path):
 
 
 def test_a_cassette_without_interactions_is_refused(tmp_path):
-    assert _refusal(_write(tmp_path, "none", {"interactions": [], "version": 1})) == "the cassette holds no interactions"
+    assert (
+        _refusal(_write(tmp_path, "none", {"interactions": [], "version": 1})) == "the cassette holds no interactions"
+    )
 
 
 def test_the_malformed_interaction_is_named_by_its_number(tmp_path):
@@ -149,15 +160,22 @@ def test_a_stream_event_nested_too_deeply_to_read_is_refused_not_a_recursion_err
     stream = data["interactions"][2]["response"]["body"]["string"]
     first, rest = stream.split("\n\n", 1)
     deep = "[" * 100_000 + "]" * 100_000
-    data["interactions"][2]["response"]["body"]["string"] = first.replace("{", '{"deep":' + deep + ",", 1) + "\n\n" + rest
+    data["interactions"][2]["response"]["body"]["string"] = (
+        first.replace("{", '{"deep":' + deep + ",", 1) + "\n\n" + rest
+    )
     reason = _refusal(_write(tmp_path, "deep-event", data))
-    assert reason == 'interaction 3 (POST /v1/responses (stream=true)): stream event 1 is not a JSON object with a "type"'
+    assert (
+        reason == 'interaction 3 (POST /v1/responses (stream=true)): stream event 1 is not a JSON object with a "type"'
+    )
 
 
 def test_cassette_files_finds_yaml_and_yml_in_subdirectories_in_order(tmp_path):
     data = _recording("text-cut-8")
-    paths = [_write(tmp_path / "b", "two", data), _write(tmp_path / "a" / "deeper", "one", data, ".yml"),
-             _write(tmp_path, "three", data)]
+    paths = [
+        _write(tmp_path / "b", "two", data),
+        _write(tmp_path / "a" / "deeper", "one", data, ".yml"),
+        _write(tmp_path, "three", data),
+    ]
     (tmp_path / "notes.txt").write_text("not a cassette")
     (tmp_path / "dir.yaml").mkdir()  # a directory with a cassette's name is not a cassette
     assert cassette_files(tmp_path) == sorted(paths)

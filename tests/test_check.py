@@ -28,8 +28,10 @@ def test_buggy_exits_1(server, probe):
     result = _check(f"{server.url}/buggy", "--probe", probe)
     assert result.returncode == 1, result.stdout
     summary = result.stdout.splitlines()[-1]
-    assert summary.startswith(f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished "
-                              "by: status, cut item status, ")
+    assert summary.startswith(
+        f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished "
+        "by: status, cut item status, "
+    )
     assert summary.endswith(STOCK)
 
 
@@ -40,21 +42,27 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
         "/v1/chat/completions max_tokens=8: finish_reason='length'",
         "  dishonest status: 'completed' (says the reply finished)",
         "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
-        ("  dishonest cut item status: the last item ('message') says 'completed' "
-         "(says the item being generated finished)"),
+        (
+            "  dishonest cut item status: the last item ('message') says 'completed' "
+            "(says the item being generated finished)"
+        ),
         "  dishonest completed_at: 1796055997 (a completion time for a reply that did not complete)",
         "  known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)",
-        (f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: status, cut item "
-         f"status, completed_at; also wrong: incomplete_details.reason. {STOCK}"),
+        (
+            f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: status, cut item "
+            f"status, completed_at; also wrong: incomplete_details.reason. {STOCK}"
+        ),
     ]
 
 
 def test_buggy_names_every_aspect_across_the_probes(server):
     """Stock llama-server gets every aspect wrong somewhere: all six are named."""
     summary = _check(f"{server.url}/buggy", "--probe", "all").stdout.splitlines()[-1]
-    assert summary == (f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: "
-                       "status, cut item status, completed_at, terminal event; also wrong: "
-                       f"incomplete_details.reason, function_call_arguments.done. {STOCK}")
+    assert summary == (
+        f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: "
+        "status, cut item status, completed_at, terminal event; also wrong: "
+        f"incomplete_details.reason, function_call_arguments.done. {STOCK}"
+    )
 
 
 def test_buggy_tool_and_stream_report_what_they_saw(server):
@@ -146,8 +154,13 @@ def test_json_output_parses_and_carries_the_exit_codes_verdict(server, behaviour
     assert tool["arguments_parse"] is False
     for probe in report["probes"]:
         assert [aspect["name"] for aspect in probe["aspects"]] == [
-            "status", "incomplete_details.reason", "cut_item.status", "completed_at", "terminal_event",
-            "function_call_arguments.done"]
+            "status",
+            "incomplete_details.reason",
+            "cut_item.status",
+            "completed_at",
+            "terminal_event",
+            "function_call_arguments.done",
+        ]
         assert set(probe["aspects"][0]) == {"name", "verdict", "seen", "why"}
     assert report["probes"][0]["aspects"][0]["verdict"] == ("dishonest" if code else "honest")
 

@@ -54,9 +54,11 @@ def test_a_recorded_cut_reply_is_dishonest_when_the_twin_says_length(name):
     verdict, reason = _judge(_recorded(name), "length")
     assert verdict == "dishonest"
     kind = _recorded(name)["output"][-1]["type"]
-    assert reason == (f"the chat twin says 'length' but the reply is reported as finished by: status ('completed'), "
-                      f"cut item status (the last item ({kind!r}) says 'completed'), completed_at "
-                      f"({_recorded(name)['completed_at']}); also wrong: incomplete_details.reason (absent)")
+    assert reason == (
+        f"the chat twin says 'length' but the reply is reported as finished by: status ('completed'), "
+        f"cut item status (the last item ({kind!r}) says 'completed'), completed_at "
+        f"({_recorded(name)['completed_at']}); also wrong: incomplete_details.reason (absent)"
+    )
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "tool-cut-20", "tool-two-calls-cut-70"])
@@ -72,8 +74,9 @@ def test_a_cut_item_still_completed_inside_an_incomplete_reply_is_dishonest(name
     reply["output"][-1]["status"] = "completed"
     verdict, reason = _judge(reply, "length")
     assert verdict == "dishonest"
-    assert reason.endswith("reported as finished by: cut item status (the last item "
-                           f"({reply['output'][-1]['type']!r}) says 'completed')")
+    assert reason.endswith(
+        f"reported as finished by: cut item status (the last item ({reply['output'][-1]['type']!r}) says 'completed')"
+    )
 
 
 def test_an_earlier_call_that_finished_may_say_completed():
@@ -91,14 +94,21 @@ def test_an_earlier_call_that_finished_may_say_completed():
 def test_without_a_length_twin_the_probe_proves_nothing(name, reason):
     verdict, why = _judge(_recorded(name), reason)
     assert verdict == "unknown"
-    assert why == (f"the chat twin says finish_reason={reason!r}, not 'length': the reply finished "
-                   "inside the limit, so this probe proves nothing")
+    assert why == (
+        f"the chat twin says finish_reason={reason!r}, not 'length': the reply finished "
+        "inside the limit, so this probe proves nothing"
+    )
 
 
 @pytest.mark.parametrize(
     ("status", "details"),
-    [("incomplete", None), ("incomplete", {"reason": "content_filter"}), ("failed", INCOMPLETE),
-     (None, INCOMPLETE), ("in_progress", None)],
+    [
+        ("incomplete", None),
+        ("incomplete", {"reason": "content_filter"}),
+        ("failed", INCOMPLETE),
+        (None, INCOMPLETE),
+        ("in_progress", None),
+    ],
 )
 def test_a_reply_neither_completed_nor_honestly_incomplete_is_unknown(status, details):
     reply = {**_recorded("text-cut-8"), "status": status, "incomplete_details": details, "completed_at": None}
@@ -140,7 +150,9 @@ def test_without_a_reasoning_item_the_reason_says_how_to_make_llama_server_think
     advice = re.fullmatch(
         r"the reply carries no reasoning item, so the server did not think and this probe cannot tell how it "
         r"reports a cut inside reasoning \(llama-server thinks only with a reasoning chat template, "
-        r"e\.g\. (scripts/llama-server\.sh) run --setup (\S+)\)", reason)
+        r"e\.g\. (scripts/llama-server\.sh) run --setup (\S+)\)",
+        reason,
+    )
     assert advice, reason
     script = (ROOT / advice.group(1)).read_text()
     assert re.search(rf"^\s*{re.escape(advice.group(2))}\)", script, re.MULTILINE), advice.group(2)
@@ -150,16 +162,28 @@ COMPLETED_STATUS = Aspect("status", "dishonest", "'completed'", "says the reply 
 
 
 def _report(*verdicts: str) -> Report:
-    return Report("http://x", [ProbeResult(f"p{n}", "text-cut-8", verdict, f"why {n}",
-                                           aspects=[COMPLETED_STATUS] if verdict == "dishonest" else [])
-                               for n, verdict in enumerate(verdicts)])
+    return Report(
+        "http://x",
+        [
+            ProbeResult(
+                f"p{n}", "text-cut-8", verdict, f"why {n}", aspects=[COMPLETED_STATUS] if verdict == "dishonest" else []
+            )
+            for n, verdict in enumerate(verdicts)
+        ],
+    )
 
 
 @pytest.mark.parametrize(
     ("verdicts", "overall", "exit_code"),
-    [(("honest",), "honest", 0), (("dishonest",), "dishonest", 1), (("unknown",), "unknown", 2),
-     (("honest", "dishonest", "unknown"), "dishonest", 1), (("unknown", "dishonest"), "dishonest", 1),
-     (("honest", "unknown"), "unknown", 2), (("honest", "honest"), "honest", 0)],
+    [
+        (("honest",), "honest", 0),
+        (("dishonest",), "dishonest", 1),
+        (("unknown",), "unknown", 2),
+        (("honest", "dishonest", "unknown"), "dishonest", 1),
+        (("unknown", "dishonest"), "dishonest", 1),
+        (("honest", "unknown"), "unknown", 2),
+        (("honest", "honest"), "honest", 0),
+    ],
 )
 def test_the_report_takes_the_worst_probe_and_its_exit_code(verdicts, overall, exit_code):
     report = _report(*verdicts)
@@ -168,50 +192,94 @@ def test_the_report_takes_the_worst_probe_and_its_exit_code(verdicts, overall, e
 
 
 def test_the_summary_says_the_verdict_in_words():
-    assert _report("dishonest").summary == ("http://x: a reply cut off at max_output_tokens is reported as finished "
-                                            "by: status.")
-    assert _report("honest").summary == ("http://x: a reply cut off at max_output_tokens is reported as "
-                                         "'incomplete' (reason 'max_output_tokens').")
+    assert _report("dishonest").summary == (
+        "http://x: a reply cut off at max_output_tokens is reported as finished by: status."
+    )
+    assert _report("honest").summary == (
+        "http://x: a reply cut off at max_output_tokens is reported as 'incomplete' (reason 'max_output_tokens')."
+    )
     assert _report("honest", "unknown", "unknown").summary == (
-        "http://x: can't tell whether a cut-off reply is reported honestly: p1: why 1; p2: why 2.")
+        "http://x: can't tell whether a cut-off reply is reported honestly: p1: why 1; p2: why 2."
+    )
 
 
 def test_the_report_lists_every_observation_then_the_summary_and_serialises_them():
-    probe = ProbeResult("text", "text-cut-8", "dishonest", "r", [
-        Observation("/v1/responses", False, 8, "line one", {"status": "completed"}),
-        Observation("/v1/chat/completions", False, 8, "line two", {"finish_reason": "length"})],
+    probe = ProbeResult(
+        "text",
+        "text-cut-8",
+        "dishonest",
+        "r",
+        [
+            Observation("/v1/responses", False, 8, "line one", {"status": "completed"}),
+            Observation("/v1/chat/completions", False, 8, "line two", {"finish_reason": "length"}),
+        ],
         [COMPLETED_STATUS, Aspect("terminal_event", "not applicable", "not a stream", "only a stream has one")],
-        ["a variant"])
+        ["a variant"],
+    )
     report = Report("http://x", [probe, ProbeResult("tool", "tool-cut-20", "honest", "s")])
-    assert report.lines() == ["line one", "line two", "  dishonest status: 'completed' (says the reply finished)",
-                              "  known variant: a variant", report.summary]
+    assert report.lines() == [
+        "line one",
+        "line two",
+        "  dishonest status: 'completed' (says the reply finished)",
+        "  known variant: a variant",
+        report.summary,
+    ]
     data = json.loads(json.dumps(report.to_dict()))
     assert data["url"] == "http://x" and data["summary"] == report.summary
     assert [p["probe"] for p in data["probes"]] == ["text", "tool"]
-    assert data["probes"][0]["observations"][1] == {"endpoint": "/v1/chat/completions", "stream": False, "limit": 8,
-                                                    "line": "line two", "fields": {"finish_reason": "length"}}
+    assert data["probes"][0]["observations"][1] == {
+        "endpoint": "/v1/chat/completions",
+        "stream": False,
+        "limit": 8,
+        "line": "line two",
+        "fields": {"finish_reason": "length"},
+    }
 
 
 def test_the_summary_names_each_failing_aspect_once_in_the_order_judged_and_each_variant_once():
-    probes = [ProbeResult("text", "text-cut-8", "dishonest", "r", aspects=[
-                  Aspect("completed_at", "dishonest", "1", "t"), Aspect("incomplete_details.reason", "wrong", "absent", "w"),
-                  COMPLETED_STATUS], variants=["v1"]),
-              ProbeResult("stream", "tool-cut-20", "dishonest", "r", aspects=[
-                  COMPLETED_STATUS, Aspect("function_call_arguments.done", "wrong", "none", "w")], variants=["v1", "v2"])]
+    probes = [
+        ProbeResult(
+            "text",
+            "text-cut-8",
+            "dishonest",
+            "r",
+            aspects=[
+                Aspect("completed_at", "dishonest", "1", "t"),
+                Aspect("incomplete_details.reason", "wrong", "absent", "w"),
+                COMPLETED_STATUS,
+            ],
+            variants=["v1"],
+        ),
+        ProbeResult(
+            "stream",
+            "tool-cut-20",
+            "dishonest",
+            "r",
+            aspects=[COMPLETED_STATUS, Aspect("function_call_arguments.done", "wrong", "none", "w")],
+            variants=["v1", "v2"],
+        ),
+    ]
     assert Report("http://x", probes).summary == (
         "http://x: a reply cut off at max_output_tokens is reported as finished by: status, completed_at; also wrong: "
-        "incomplete_details.reason, function_call_arguments.done. Known variant: v1; v2.")
+        "incomplete_details.reason, function_call_arguments.done. Known variant: v1; v2."
+    )
 
 
 # Each aspect on its own: an otherwise honest cut reply (tool-cut-20 as `fixed` reports it) with
 # one aspect changed gets that one aspect, and only that one, judged as not honest.
 
+
 def _honest_stream(**changes) -> Seen:
     reply = _honest("tool-cut-20")
     call = reply["output"][-1]
     terminal = StreamEvent("response.incomplete", {"type": "response.incomplete", "response": reply})
-    return Seen(reply, terminal, {call["id"]: call["arguments"]}) if not changes else Seen(
-        reply, changes.get("terminal", terminal), changes.get("arguments_done", {call["id"]: call["arguments"]}))
+    return (
+        Seen(reply, terminal, {call["id"]: call["arguments"]})
+        if not changes
+        else Seen(
+            reply, changes.get("terminal", terminal), changes.get("arguments_done", {call["id"]: call["arguments"]})
+        )
+    )
 
 
 def test_the_honest_stream_is_honest_in_every_aspect():
@@ -222,23 +290,29 @@ def _changed_aspects(seen: Seen) -> dict[str, str]:
     return {name: verdict for name, verdict in _aspects(seen).items() if verdict != "honest"}
 
 
-@pytest.mark.parametrize(("change", "expected"), [
-    ({"completed_at": 1796056009}, "dishonest"),
-    ({"completed_at": "soon"}, "wrong"),
-    ({"status": "completed"}, "dishonest"),
-    ({"status": "failed"}, "wrong"),
-    ({"incomplete_details": {"reason": "content_filter"}}, "wrong"),
-    ({"incomplete_details": None}, "wrong"),
-])
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"completed_at": 1796056009}, "dishonest"),
+        ({"completed_at": "soon"}, "wrong"),
+        ({"status": "completed"}, "dishonest"),
+        ({"status": "failed"}, "wrong"),
+        ({"incomplete_details": {"reason": "content_filter"}}, "wrong"),
+        ({"incomplete_details": None}, "wrong"),
+    ],
+)
 def test_one_top_level_field_changed_fails_that_aspect_alone(change, expected):
     seen = _honest_stream()
     seen.response.update(change)
-    name = {"completed_at": "completed_at", "status": "status",
-            "incomplete_details": "incomplete_details.reason"}[next(iter(change))]
+    name = {"completed_at": "completed_at", "status": "status", "incomplete_details": "incomplete_details.reason"}[
+        next(iter(change))
+    ]
     assert _changed_aspects(seen) == {name: expected}
 
 
-@pytest.mark.parametrize(("status", "expected"), [("completed", "dishonest"), ("in_progress", "wrong"), (None, "wrong")])
+@pytest.mark.parametrize(
+    ("status", "expected"), [("completed", "dishonest"), ("in_progress", "wrong"), (None, "wrong")]
+)
 def test_the_cut_item_is_judged_on_its_own(status, expected):
     seen = _honest_stream()
     if status is None:
@@ -248,15 +322,18 @@ def test_the_cut_item_is_judged_on_its_own(status, expected):
     assert _changed_aspects(seen) == {"cut_item.status": expected}
 
 
-@pytest.mark.parametrize(("name", "kind", "expected"), [
-    ("response.completed", "response.completed", "dishonest"),  # the hybrid terminal event: it carries 'incomplete'
-    ("response.incomplete", "response.completed", "dishonest"),  # a client reading the JSON type is misled
-    ("response.completed", "response.incomplete", "dishonest"),  # a client reading the event line is misled
-    (None, "response.completed", "dishonest"),
-    (None, "response.incomplete", "honest"),
-    ("response.failed", "response.failed", "wrong"),
-    ("response.incomplete", None, "wrong"),
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "expected"),
+    [
+        ("response.completed", "response.completed", "dishonest"),  # the hybrid terminal event: it carries 'incomplete'
+        ("response.incomplete", "response.completed", "dishonest"),  # a client reading the JSON type is misled
+        ("response.completed", "response.incomplete", "dishonest"),  # a client reading the event line is misled
+        (None, "response.completed", "dishonest"),
+        (None, "response.incomplete", "honest"),
+        ("response.failed", "response.failed", "wrong"),
+        ("response.incomplete", None, "wrong"),
+    ],
+)
 def test_the_terminal_event_is_judged_by_its_event_line_and_its_type(name, kind, expected):
     seen = _honest_stream()
     terminal = StreamEvent(name, {"type": kind, "response": seen.response})
@@ -286,8 +363,13 @@ def test_arguments_done_that_differ_from_the_call_are_wrong():
 def test_what_a_reply_cannot_say_is_not_applicable():
     text = _honest("text-cut-8")
     assert _aspects(Seen(text)) == {
-        "status": "honest", "incomplete_details.reason": "honest", "cut_item.status": "honest", "completed_at": "honest",
-        "terminal_event": "not applicable", "function_call_arguments.done": "not applicable"}
+        "status": "honest",
+        "incomplete_details.reason": "honest",
+        "cut_item.status": "honest",
+        "completed_at": "honest",
+        "terminal_event": "not applicable",
+        "function_call_arguments.done": "not applicable",
+    }
     empty = {**text, "output": []}
     assert _aspects(Seen(empty))["cut_item.status"] == "not applicable"
     streamed = Seen(text, StreamEvent("response.incomplete", {"type": "response.incomplete"}))

@@ -74,7 +74,9 @@ def test_the_readme_curl_says_incomplete_then_completed(serve):
     for behaviour, expected in [("fixed", "incomplete"), ("buggy", "completed")]:
         out = subprocess.run(
             ["curl", "-s", f"localhost:{port}/{behaviour}/v1/responses", "-d", seed],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         assert json.loads(out)["status"] == expected
 
@@ -83,8 +85,9 @@ def test_serve_on_port_0_prints_the_url_it_bound_first(tmp_path):
     """What a JavaScript test setup reads (docs/typescript.md): the first line is the URL, port and all."""
     import urllib.request
 
-    process = subprocess.Popen([*MOCKLLAMA, "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*MOCKLLAMA, "serve", "--port", "0"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         first = process.stdout.readline().rstrip("\n")
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", first) and not first.endswith(":0"), first
@@ -139,7 +142,14 @@ def test_scenarios_lists_each_with_status_and_twin(tmp_path):
     result = subprocess.run([*MOCKLLAMA, "scenarios"], capture_output=True, text=True, cwd=tmp_path, check=True)
     lines = {line.split()[0]: line.split() for line in result.stdout.splitlines()[1:]}
     assert sorted(lines) == sorted(catalogued_names())
-    assert lines["tool-two-calls-cut-70"][:6] == ["tool-two-calls-cut-70", "1", "70", "completed", "incomplete", "length"]
+    assert lines["tool-two-calls-cut-70"][:6] == [
+        "tool-two-calls-cut-70",
+        "1",
+        "70",
+        "completed",
+        "incomplete",
+        "length",
+    ]
     assert lines["text-cut-8"][:6] == ["text-cut-8", "1", "8", "completed", "incomplete", "length"]
     assert lines["text-exact-limit"][:6] == ["text-exact-limit", "1", "8", "completed", "completed", "stop"]
     assert lines["tool-finishes"][5] == "tool_calls"

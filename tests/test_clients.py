@@ -32,10 +32,17 @@ def _responses_status(behaviour: str) -> str:
 
 # --- the openai SDK -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
-@pytest.mark.parametrize("given", [COUNT, [{"role": "user", "content": COUNT}],
-                                   [{"role": "user", "content": [{"type": "input_text", "text": COUNT}]}]],
-                         ids=["string", "message-list", "input_text-parts"])
+@pytest.mark.parametrize(
+    "given",
+    [
+        COUNT,
+        [{"role": "user", "content": COUNT}],
+        [{"role": "user", "content": [{"type": "input_text", "text": COUNT}]}],
+    ],
+    ids=["string", "message-list", "input_text-parts"],
+)
 def test_openai_sdk_responses_sync(replies, behaviour, given):
     import openai
 
@@ -53,8 +60,7 @@ def test_openai_sdk_responses_async(replies, behaviour, given):
 
     async def ask():
         async with openai.AsyncOpenAI(base_url=replies.base_url(behaviour), api_key="unused") as client:
-            return await client.responses.create(model="gpt-4o-mini", input=given, max_output_tokens=8,
-                                                 temperature=0)
+            return await client.responses.create(model="gpt-4o-mini", input=given, max_output_tokens=8, temperature=0)
 
     response = asyncio.run(ask())
     assert response.status == _responses_status(behaviour)
@@ -89,6 +95,7 @@ def test_openai_sdk_chat_async(replies, behaviour):
 
 # --- openai-agents ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_openai_agents_runner_with_responses_model(replies, behaviour):
     import openai
@@ -99,8 +106,11 @@ def test_openai_agents_runner_with_responses_model(replies, behaviour):
 
     async def run():
         client = openai.AsyncOpenAI(base_url=replies.base_url(behaviour), api_key="unused")
-        agent = Agent(name="counter", model=OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
-                      model_settings=ModelSettings(max_tokens=8, temperature=0))
+        agent = Agent(
+            name="counter",
+            model=OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
+            model_settings=ModelSettings(max_tokens=8, temperature=0),
+        )
         return await Runner.run(agent, COUNT)
 
     if behaviour == "buggy":  # llama-server's "completed": the agent takes half an answer for a whole one
@@ -113,13 +123,20 @@ def test_openai_agents_runner_with_responses_model(replies, behaviour):
 
 # --- LangChain ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 @pytest.mark.parametrize("responses_api", [True, False], ids=["responses", "chat"])
 def test_langchain_chat_openai(replies, behaviour, responses_api):
     from langchain_openai import ChatOpenAI
 
-    model = ChatOpenAI(base_url=replies.base_url(behaviour), api_key="unused", model="gpt-4o-mini",
-                       use_responses_api=responses_api, max_tokens=8, temperature=0)
+    model = ChatOpenAI(
+        base_url=replies.base_url(behaviour),
+        api_key="unused",
+        model="gpt-4o-mini",
+        use_responses_api=responses_api,
+        max_tokens=8,
+        temperature=0,
+    )
     message = model.invoke(COUNT)
     assert message.text == CUT_TEXT
     _matched(replies, "text-cut-8")
@@ -127,12 +144,19 @@ def test_langchain_chat_openai(replies, behaviour, responses_api):
 
 # --- litellm ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
 def test_litellm_completion(replies, behaviour):
     import litellm
 
-    response = litellm.completion(model="openai/gpt-4o-mini", api_base=replies.base_url(behaviour), api_key="unused",
-                                  messages=[{"role": "user", "content": COUNT}], max_tokens=8, temperature=0)
+    response = litellm.completion(
+        model="openai/gpt-4o-mini",
+        api_base=replies.base_url(behaviour),
+        api_key="unused",
+        messages=[{"role": "user", "content": COUNT}],
+        max_tokens=8,
+        temperature=0,
+    )
     assert response.choices[0].finish_reason == "length"
     _matched(replies, "text-cut-8")
 
@@ -142,7 +166,13 @@ def test_litellm_responses(replies, behaviour):
     """litellm raises a max_output_tokens under 16 to 16, so the 64-token recording is asked for."""
     import litellm
 
-    response = litellm.responses(model="openai/gpt-4o-mini", api_base=replies.base_url(behaviour), api_key="unused",
-                                 input=COUNT, max_output_tokens=64, temperature=0)
+    response = litellm.responses(
+        model="openai/gpt-4o-mini",
+        api_base=replies.base_url(behaviour),
+        api_key="unused",
+        input=COUNT,
+        max_output_tokens=64,
+        temperature=0,
+    )
     assert response.status == _responses_status(behaviour)
     _matched(replies, "text-cut-64")

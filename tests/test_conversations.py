@@ -78,9 +78,12 @@ def test_an_openai_agents_loop_ends_within_the_recorded_turns(replies, behaviour
 
     async def run():
         client = openai.AsyncOpenAI(base_url=replies.base_url(behaviour), api_key="unused")
-        agent = Agent(name="writer", model=OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
-                      tools=[write_file], model_settings=ModelSettings(max_tokens=400, temperature=0,
-                                                                      tool_choice="required"))
+        agent = Agent(
+            name="writer",
+            model=OpenAIResponsesModel(model="gpt-4o-mini", openai_client=client),
+            tools=[write_file],
+            model_settings=ModelSettings(max_tokens=400, temperature=0, tool_choice="required"),
+        )
         question = _recorded("tool-conversation", 1).request_json["input"]  # the question and the prefill
         return await Runner.run(agent, question, max_turns=5)
 
@@ -89,14 +92,20 @@ def test_an_openai_agents_loop_ends_within_the_recorded_turns(replies, behaviour
     assert (tmp_path / "hello.txt").read_text() == "Hello, world!"
     assert result.final_output == _final_text("tool-conversation")
     assert [(r["scenario"], r["turn"], r["status"]) for r in replies.replies] == [
-        ("tool-conversation", "1", 200), ("tool-conversation", "2", 200)]
+        ("tool-conversation", "1", 200),
+        ("tool-conversation", "2", 200),
+    ]
 
 
 def _turn_2(name: str, output: str, **changes) -> dict:
     first = _recorded(name, 1)
     call = first.body_json["output"][0]
     body = {key: value for key, value in first.request_json.items() if key not in ("tool_choice", "stream")}
-    body["input"] = [*body["input"], call, {"call_id": call["call_id"], "output": output, "type": "function_call_output"}]
+    body["input"] = [
+        *body["input"],
+        call,
+        {"call_id": call["call_id"], "output": output, "type": "function_call_output"},
+    ]
     return {**body, **changes}
 
 
@@ -110,11 +119,20 @@ def test_a_later_turn_with_another_tool_output_gets_that_turn(server):
 
 
 def test_a_streamed_turn_carrying_the_streamed_call_id_gets_the_streamed_turn(server):
-    streamed_call = next(e.json()["item"] for e in _recorded("tool-conversation", 1, stream=True).events
-                         if (e.json() or {}).get("type") == "response.output_item.done")
+    streamed_call = next(
+        e.json()["item"]
+        for e in _recorded("tool-conversation", 1, stream=True).events
+        if (e.json() or {}).get("type") == "response.output_item.done"
+    )
     request = _turn_2("tool-conversation", "wrote 13 characters to /tmp/hello.txt", stream=True)
-    request["input"][2:] = [streamed_call, {"call_id": streamed_call["call_id"], "type": "function_call_output",
-                                            "output": "wrote 13 characters to /tmp/hello.txt"}]
+    request["input"][2:] = [
+        streamed_call,
+        {
+            "call_id": streamed_call["call_id"],
+            "type": "function_call_output",
+            "output": "wrote 13 characters to /tmp/hello.txt",
+        },
+    ]
     status, headers, body = post_json(server.url, RESPONSES, request)
     assert status == 200 and headers["X-Mockllama-Turn"] == "2"
     assert b"event: response.completed" in body and b"output_text" in body
@@ -152,8 +170,11 @@ def test_a_single_turn_tool_scenario_never_replays_its_call_for_a_later_turn(ser
     """The agent-loop trap: tool-cut-20 selected by name used to answer every turn with the same call."""
     status, _, body = post_json(server.url, f"/{behaviour}{RESPONSES}", {"model": "tool-cut-20", "input": "Write it."})
     call = json.loads(body)["output"][0]
-    later = [{"role": "user", "content": "Write it."}, call,
-             {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"}]
+    later = [
+        {"role": "user", "content": "Write it."},
+        call,
+        {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"},
+    ]
     status, _, body = post_json(server.url, f"/{behaviour}{RESPONSES}", {"model": "tool-cut-20", "input": later})
     assert status == 404
     error = json.loads(body)["error"]
@@ -169,8 +190,9 @@ def test_the_cut_conversation_marks_turn_1_and_replays_the_servers_refusal_of_tu
     status, headers, body = post_json(server.url, f"/{behaviour}{RESPONSES}", turn_1)
     assert status == 200 and headers["X-Mockllama-Scenario"] == name
     assert json.loads(body)["status"] == ("completed" if behaviour == "buggy" else "incomplete")
-    status, headers, body = post_json(server.url, f"/{behaviour}{RESPONSES}",
-                                      _turn_2(name, "error: the arguments are not valid JSON"))
+    status, headers, body = post_json(
+        server.url, f"/{behaviour}{RESPONSES}", _turn_2(name, "error: the arguments are not valid JSON")
+    )
     assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Turn"]) == (500, name, "2")
     error = json.loads(body)["error"]
     assert (error["type"], error["code"]) == ("server_error", 500)
@@ -179,13 +201,17 @@ def test_the_cut_conversation_marks_turn_1_and_replays_the_servers_refusal_of_tu
 
 # --- a scenario chosen by name: only its own replies in the history count as turns --------------
 
-ALICE = [{"type": "message", "role": "user", "content": "My name is Alice."},
-         {"type": "message", "role": "assistant", "content": "Hello Alice! Nice to meet you."},
-         {"type": "message", "role": "user", "content": "What is my name?"}]
-SOMEONE_ELSES_CALL = [{"type": "message", "role": "user", "content": "Look it up."},
-                      {"type": "function_call", "call_id": "call_not_recorded", "name": "lookup", "arguments": "{}"},
-                      {"type": "function_call_output", "call_id": "call_not_recorded", "output": "Alice"},
-                      {"type": "message", "role": "user", "content": "What is my name?"}]
+ALICE = [
+    {"type": "message", "role": "user", "content": "My name is Alice."},
+    {"type": "message", "role": "assistant", "content": "Hello Alice! Nice to meet you."},
+    {"type": "message", "role": "user", "content": "What is my name?"},
+]
+SOMEONE_ELSES_CALL = [
+    {"type": "message", "role": "user", "content": "Look it up."},
+    {"type": "function_call", "call_id": "call_not_recorded", "name": "lookup", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_not_recorded", "output": "Alice"},
+    {"type": "message", "role": "user", "content": "What is my name?"},
+]
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
@@ -209,8 +235,11 @@ def _own_call(name: str) -> dict:
 def test_the_scenarios_own_call_counts_by_its_name_and_arguments_under_another_id(server, behaviour):
     """A client that gives the call an id of its own still sends the recorded call back: turn 2."""
     call = {**_own_call("tool-cut-20"), "call_id": "call_renamed_by_the_client", "id": "fc_other"}
-    later = [{"role": "user", "content": "Write it."}, call,
-             {"type": "function_call_output", "call_id": "call_renamed_by_the_client", "output": "done"}]
+    later = [
+        {"role": "user", "content": "Write it."},
+        call,
+        {"type": "function_call_output", "call_id": "call_renamed_by_the_client", "output": "done"},
+    ]
     status, _, body = post_json(server.url, f"/{behaviour}{RESPONSES}", {"model": "tool-cut-20", "input": later})
     assert status == 404 and "asks for turn 2" in json.loads(body)["error"]["message"]
 
@@ -219,8 +248,11 @@ def test_the_scenarios_own_text_counts_as_its_reply(server):
     """text-finishes's own recorded answer, sent back as the assistant's message, asks for turn 2."""
     body = _recorded("text-finishes", 1).body_json
     text = "".join(part["text"] for item in body["output"] if item["type"] == "message" for part in item["content"])
-    history = [{"role": "user", "content": "What is the capital of France?"},
-               {"role": "assistant", "content": text}, {"role": "user", "content": "And of Spain?"}]
+    history = [
+        {"role": "user", "content": "What is the capital of France?"},
+        {"role": "assistant", "content": text},
+        {"role": "user", "content": "And of Spain?"},
+    ]
     status, _, reply = post_json(server.url, RESPONSES, {"model": "text-finishes", "input": history})
     assert status == 404 and "records 1 turn, but this request carries 1 model reply" in reply.decode()
     # one letter off is another text: the prompt, turn 1
@@ -232,8 +264,11 @@ def test_the_scenarios_own_text_counts_as_its_reply(server):
 def test_an_own_tool_output_alone_counts(server):
     """The function_call_output with a recorded call_id is the loop coming back, whatever the call says."""
     call = _own_call("tool-cut-20")
-    later = [{"role": "user", "content": "Write it."}, {**call, "arguments": "{}", "name": "other"},
-             {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"}]
+    later = [
+        {"role": "user", "content": "Write it."},
+        {**call, "arguments": "{}", "name": "other"},
+        {"type": "function_call_output", "call_id": call["call_id"], "output": "error: bad JSON"},
+    ]
     status, _, _ = post_json(server.url, RESPONSES, {"model": "tool-cut-20", "input": later})
     assert status == 404
 
@@ -244,8 +279,11 @@ def test_matched_by_its_first_turn_every_model_reply_counts():
     request = _turn_2("tool-conversation", "done")
     call = request["input"][-2]
     compact = json.dumps(json.loads(call["arguments"]), separators=(",", ":"))
-    request["input"][-2:] = [{**call, "call_id": "call_mine", "arguments": compact},
-                             {"type": "function_call_output", "call_id": "call_mine", "output": "done"}]
+    request["input"][-2:] = [
+        {**call, "call_id": "call_mine", "arguments": compact},
+        {"type": "function_call_output", "call_id": "call_mine", "output": "done"},
+    ]
     from mockllama.matching.matcher import Matcher
+
     selection = Matcher(dict(SCENARIOS)).select("POST", RESPONSES, json.dumps(request).encode())
     assert (selection.how, selection.turn) == ("conversation", 2)

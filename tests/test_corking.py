@@ -50,6 +50,7 @@ def test_a_request_without_a_tcp_socket_passes_through():
 
 # --- an unpaced stream: every block its own chunk, all after the first in one write ----------------
 
+
 def _streamed(scenarios, name: str):
     return scenarios[name].find("POST", "/v1/responses", True)
 

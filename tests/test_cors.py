@@ -14,7 +14,11 @@ from mockllama.server.app import GET_ROUTES, POST_ROUTES
 from mockllama.server.cors import PREFLIGHT_HEADERS, check_origin
 
 ORIGIN = "http://example.test"
-PREFLIGHT = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+PREFLIGHT = {
+    "Origin": ORIGIN,
+    "Access-Control-Request-Method": "POST",
+    "Access-Control-Request-Headers": "content-type",
+}
 PATHS = [f"{prefix}{route}" for prefix in ("", "/buggy", "/fixed", "/spec") for route in (*POST_ROUTES, *GET_ROUTES)]
 CUT = SCENARIOS["text-cut-8"]
 
@@ -43,8 +47,9 @@ def test_preflight_on_every_path(server, path):
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 def test_a_cross_origin_reply_allows_its_origin_in_every_behaviour(server, behaviour, stream):
     interaction = CUT.find("POST", "/v1/responses", stream)
-    status, headers, _ = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction),
-                              {"Origin": ORIGIN})
+    status, headers, _ = call(
+        server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction), {"Origin": ORIGIN}
+    )
     assert status == 200
     assert _cors(headers) == {"access-control-allow-origin": [ORIGIN]}  # replaces the recorded empty value
 
@@ -100,11 +105,14 @@ def test_cors_origin_restricts_it(start_server):
     assert other in message and allowed in message and "--cors-origin" in message
     assert json.loads(body)["error"]["type"] == "permission_error"  # llama-server's type for a 403
     interaction = CUT.find("POST", "/v1/responses", False)
-    status, headers, body = call(restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction),
-                                 {"Origin": other})
+    status, headers, body = call(
+        restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction), {"Origin": other}
+    )
     assert status == 403 and _cors(headers) == {}  # refused before anything is done, not only kept from the page
     assert json.loads(body)["error"]["message"] == message
-    status, headers, _ = call(restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction), {"Origin": allowed})
+    status, headers, _ = call(
+        restricted.url, "POST", "/fixed/v1/responses", request_bytes(interaction), {"Origin": allowed}
+    )
     assert status == 200 and _cors(headers) == {"access-control-allow-origin": [allowed]}
     status, headers, _ = call(restricted.url, "GET", "/health")  # no Origin: not a browser, answered as always
     assert status == 200 and _cors(headers) == {"access-control-allow-origin": [""]}
@@ -128,16 +136,20 @@ def test_serve_refuses_a_bad_cors_origin():
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize(("method", "path", "content_type"), [
-    ("POST", "/v1/responses", "text/plain"),  # a "simple" request: a browser sends it with no preflight
-    ("POST", "/v1/chat/completions", "application/x-www-form-urlencoded"),
-    ("GET", "/_mockllama/journal", None),
-    ("GET", "/_mockllama/scenarios.json", None),
-    ("DELETE", "/_mockllama/journal", None),
-    ("GET", "/no/such/path", None),
-])
-def test_cors_origin_refuses_every_request_from_another_origin_before_doing_anything(start_server, method, path,
-                                                                                     content_type):
+@pytest.mark.parametrize(
+    ("method", "path", "content_type"),
+    [
+        ("POST", "/v1/responses", "text/plain"),  # a "simple" request: a browser sends it with no preflight
+        ("POST", "/v1/chat/completions", "application/x-www-form-urlencoded"),
+        ("GET", "/_mockllama/journal", None),
+        ("GET", "/_mockllama/scenarios.json", None),
+        ("DELETE", "/_mockllama/journal", None),
+        ("GET", "/no/such/path", None),
+    ],
+)
+def test_cors_origin_refuses_every_request_from_another_origin_before_doing_anything(
+    start_server, method, path, content_type
+):
     restricted = start_server(cors_origins=("http://localhost:5173",))
     body = request_bytes(CUT.find("POST", "/v1/responses", False)) if method == "POST" else b""
     headers = {"Origin": "http://elsewhere.test", **({"Content-Type": content_type} if content_type else {})}
@@ -150,7 +162,11 @@ def test_cors_origin_refuses_every_request_from_another_origin_before_doing_anyt
 
 
 def test_without_cors_origin_any_origin_is_answered_as_llama_server_does(server):
-    status, headers, _ = call(server.url, "POST", "/fixed/v1/responses",
-                              request_bytes(CUT.find("POST", "/v1/responses", False)),
-                              {"Origin": "http://elsewhere.test", "Content-Type": "text/plain"})
+    status, headers, _ = call(
+        server.url,
+        "POST",
+        "/fixed/v1/responses",
+        request_bytes(CUT.find("POST", "/v1/responses", False)),
+        {"Origin": "http://elsewhere.test", "Content-Type": "text/plain"},
+    )
     assert status == 200 and _cors(headers) == {"access-control-allow-origin": ["http://elsewhere.test"]}

@@ -19,10 +19,18 @@ IMPORT_ROOT = str(Path(mockllama.__file__).resolve().parents[1])
 
 
 def build(site: Path, config: Path = ROOT / "mkdocs.yml") -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",  # Material's notice about MkDocs 2.0, not a warning of ours
-           "PYTHONPATH": os.pathsep.join(filter(None, [IMPORT_ROOT, os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config),
-                           "--site-dir", str(site)], capture_output=True, text=True, env=env, timeout=300)
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",  # Material's notice about MkDocs 2.0, not a warning of ours
+        "PYTHONPATH": os.pathsep.join(filter(None, [IMPORT_ROOT, os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(config), "--site-dir", str(site)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +62,9 @@ def test_a_broken_anchor_fails_the_strict_build(tmp_path):
     for page in DOCS.glob("*.md"):
         (copy / page.name).write_text(page.read_text(encoding="utf-8"), encoding="utf-8")
     index = copy / "index.md"
-    index.write_text(index.read_text(encoding="utf-8") + "\nSee [the journal](journal.md#no-such-section).\n",
-                     encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8") + "\nSee [the journal](journal.md#no-such-section).\n", encoding="utf-8"
+    )
     config = tmp_path / "mkdocs.yml"
     config.write_text((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), encoding="utf-8")
     result = build(tmp_path / "site", config)
@@ -89,20 +98,25 @@ def test_every_code_block_is_run_or_says_why_not():
         elif block.include is not None:
             assert (ROOT / block.include).is_file(), f"{block.where} shows {block.include}, which does not exist"
         elif block.title:
-            runs = [later for later in blocks(block.page)
-                    if later.language == "console" and later.line > block.line and block.title in later.source]
+            runs = [
+                later
+                for later in blocks(block.page)
+                if later.language == "console" and later.line > block.line and block.title in later.source
+            ]
             assert runs, f"{block.where}: a console block after it must run {block.title}"
         else:
             assert block.language in ("python", "console", "json"), (
                 f"{block.where}: a {block.language or 'plain'} block is not run: make it a console block, "
-                f"or say why not in a <!-- not run: ... --> comment right before it")
+                f"or say why not in a <!-- not run: ... --> comment right before it"
+            )
 
 
 def test_every_python_example_says_what_it_prints():
     for block in all_blocks():
         if block.language == "python" and block.not_run is None and not block.title:
             assert block.source.rstrip().splitlines()[-1].startswith("# "), (
-                f"{block.where}: end it with the lines it prints, as # comments")
+                f"{block.where}: end it with the lines it prints, as # comments"
+            )
 
 
 def test_every_page_has_examples_to_run():

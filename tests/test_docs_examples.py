@@ -125,8 +125,14 @@ def tools(bin_dir: Path) -> Path:
 @contextlib.contextmanager
 def serving(args: list[str], port: int, env: dict, cwd: Path):
     """`mockllama serve ARGS --port PORT`, waited for until it answers, stopped at the end."""
-    process = subprocess.Popen([sys.executable, "-m", "mockllama", "serve", *args, "--port", str(port)], cwd=cwd,
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockllama", "serve", *args, "--port", str(port)],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_until_listening(process, port, 60, f"mockllama serve {' '.join(args)}")
         yield process
@@ -164,24 +170,28 @@ def run_console(block: Block, port: int, env: dict, workdir: Path) -> None:
     for earlier in blocks(block.page):  # the page's files, as a reader would have saved them
         if earlier.title and earlier.line < block.line:
             (workdir / earlier.title).write_text(earlier.source)
-    steps = [(command.replace(PORT, str(port)), shown.replace(PORT, str(port)))
-             for command, shown in commands(block.source)]
+    steps = [
+        (command.replace(PORT, str(port)), shown.replace(PORT, str(port))) for command, shown in commands(block.source)
+    ]
     starts = [shlex.split(command) for command, _ in steps if re.match(r"mockllama serve\b.*&$", command)]
     run = [(command, shown) for command, shown in steps if not re.match(r"mockllama serve\b.*&$", command)]
-    script = "".join(f"{command}\n__status=$?; printf '\\n{END_OF_COMMAND}\\n'; (exit $__status)\n"
-                     for command, _ in run)
+    script = "".join(
+        f"{command}\n__status=$?; printf '\\n{END_OF_COMMAND}\\n'; (exit $__status)\n" for command, _ in run
+    )
     with contextlib.ExitStack() as stack:
         for args in starts:  # mockllama serve ARGS &
             stack.enter_context(serving(args[2:-1], port, env, workdir))
         if not starts and PORT in block.source:
             stack.enter_context(serving([], port, env, workdir))
-        result = subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True,
-                                timeout=300)
+        result = subprocess.run(
+            ["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
+        )
     outputs = result.stdout.split(f"\n{END_OF_COMMAND}\n")
     assert len(outputs) == len(run) + 1, f"{block.where}: the commands did not all run:\n{result.stdout}{result.stderr}"
     for (command, shown), got in zip(run, outputs):
-        assert output_matches(shown, got), (f"{block.where}: `{command}` printed\n{got}\nbut the page shows\n{shown}\n"
-                                            f"stderr:\n{result.stderr}")
+        assert output_matches(shown, got), (
+            f"{block.where}: `{command}` printed\n{got}\nbut the page shows\n{shown}\nstderr:\n{result.stderr}"
+        )
 
 
 def run_json(block: Block, port: int, env: dict, workdir: Path) -> None:
@@ -189,9 +199,23 @@ def run_json(block: Block, port: int, env: dict, workdir: Path) -> None:
     if isinstance(data, dict) and "scenarios" in data:
         (workdir / "catalogue.json").write_text(block.source)
         # record reads the whole catalogue before it connects: reaching the server proves it was accepted
-        result = subprocess.run(["mockllama", "record", "--catalogue", "catalogue.json", "--out", "out",
-                                 "--server", f"http://127.0.0.1:{port}"], cwd=workdir, env=env,
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [
+                "mockllama",
+                "record",
+                "--catalogue",
+                "catalogue.json",
+                "--out",
+                "out",
+                "--server",
+                f"http://127.0.0.1:{port}",
+            ],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 2 and "cannot reach a server" in result.stderr, result.stderr
 
 

@@ -15,8 +15,10 @@ from mockllama.server.background import BackgroundServer
 
 def test_the_page_shows_the_two_commands_and_an_example():
     commands, example, promised = section()
-    assert commands == ["mockllama serve --upstream http://127.0.0.1:8080 --record-to my-cassettes",
-                        "mockllama serve --cassettes my-cassettes"]
+    assert commands == [
+        "mockllama serve --upstream http://127.0.0.1:8080 --record-to my-cassettes",
+        "mockllama serve --cassettes my-cassettes",
+    ]
     assert "base_url=" in example and promised == "incomplete IncompleteDetails(reason='max_output_tokens')"
 
 

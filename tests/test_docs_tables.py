@@ -22,8 +22,13 @@ PAGES = [README, DOCS / "scenarios.md"]
 @pytest.fixture(scope="module")
 def recorded() -> dict[str, dict]:
     """`mockllama scenarios --json`: one object per bundled scenario."""
-    result = subprocess.run([sys.executable, "-m", "mockllama", "scenarios", "--json"], capture_output=True,
-                            text=True, check=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "mockllama", "scenarios", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return {scenario["name"]: scenario for scenario in map(json.loads, result.stdout.splitlines())}
 
 
@@ -70,12 +75,25 @@ def test_every_recorded_scenario_has_one_row(page, recorded):
 
 
 def test_a_row_is_rendered_from_the_recordings():
-    recorded = {"a": {"name": "a", "limit": 8, "responses_status": "completed", "fixed_status": "incomplete",
-                      "twin_finish_reason": "length"},
-                "b": {"name": "b", "limit": 16, "responses_status": "completed", "fixed_status": "incomplete",
-                      "twin_finish_reason": "length"},
-                "m": {"name": "m", "limit": 8, "responses_status": "-", "fixed_status": "-",
-                      "twin_finish_reason": None}}
-    assert render("| `a`, `b` | 1 | x | y | z | cut |", recorded) == \
-        "| `a`, `b` | 8, 16 | completed | incomplete | length | cut |"
+    recorded = {
+        "a": {
+            "name": "a",
+            "limit": 8,
+            "responses_status": "completed",
+            "fixed_status": "incomplete",
+            "twin_finish_reason": "length",
+        },
+        "b": {
+            "name": "b",
+            "limit": 16,
+            "responses_status": "completed",
+            "fixed_status": "incomplete",
+            "twin_finish_reason": "length",
+        },
+        "m": {"name": "m", "limit": 8, "responses_status": "-", "fixed_status": "-", "twin_finish_reason": None},
+    }
+    assert (
+        render("| `a`, `b` | 1 | x | y | z | cut |", recorded)
+        == "| `a`, `b` | 8, 16 | completed | incomplete | length | cut |"
+    )
     assert render("| `m` | 8 | | | | messages |", recorded) == "| `m` | | | | | messages |"

@@ -49,8 +49,10 @@ def test_no_match_nearest_is_the_closest_prompt(server):
     # text-exact-limit and ladder-cut-8 have the same limit and another prompt too: just as near, so listed
     assert "Nearest scenarios (3, equally near, 1 difference each): " in message
     assert "'ladder-cut-8': messages[0].content: sent \"Count from 1 to 100.\", " in message
-    assert ("'text-cut-8': messages[0].content: sent \"Count from 1 to 100.\", "
-            "recorded \"Count from 1 to 200, separated by spaces.\"") in message
+    assert (
+        "'text-cut-8': messages[0].content: sent \"Count from 1 to 100.\", "
+        'recorded "Count from 1 to 200, separated by spaces."'
+    ) in message
     assert "'text-exact-limit': messages[0].content: " in message
 
 
@@ -131,7 +133,9 @@ def test_oversized_chunked_body_without_length_is_a_413(start_server):
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(
             b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-            + f"{len(payload):x}\r\n".encode() + payload + b"\r\n0\r\n\r\n"
+            + f"{len(payload):x}\r\n".encode()
+            + payload
+            + b"\r\n0\r\n\r\n"
         )
         reply = b""
         while chunk := sock.recv(65536):
@@ -178,8 +182,9 @@ def test_cassette_directory_without_cassettes_is_an_error(tmp_path):
 def test_error_replies_name_the_behaviour_that_was_asked_for(server):
     _, headers, _ = post_json(server.url, "/fixed/v1/responses", {**SEED, "max_output_tokens": 9})
     assert headers["X-Mockllama-Behaviour"] == "fixed"
-    _, headers, _ = post_json(server.url, "/v1/responses", {**SEED, "max_output_tokens": 9},
-                              {"X-Mockllama-Behaviour": "spec"})
+    _, headers, _ = post_json(
+        server.url, "/v1/responses", {**SEED, "max_output_tokens": 9}, {"X-Mockllama-Behaviour": "spec"}
+    )
     assert headers["X-Mockllama-Behaviour"] == "spec"
     _, headers, _ = post_json(server.url, "/v1/responses", SEED, {"X-Mockllama-Behaviour": "nonsense"})
     assert headers["X-Mockllama-Behaviour"] == "buggy"  # the server default; the error names the bad header

@@ -19,7 +19,8 @@ def rows(scenarios):
 def test_the_docs_fault_table_matches_a_fresh_run(rows):
     fresh = fault_matrix.render(list(rows.values()))
     assert fault_matrix.table_in(PAGE.read_text()) == fresh, (
-        "run: python -m mockllama.teaching.fault_matrix --write docs/faults.md")
+        "run: python -m mockllama.teaching.fault_matrix --write docs/faults.md"
+    )
 
 
 def test_sync_and_async_agree_under_every_fault(rows):

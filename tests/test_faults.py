@@ -27,8 +27,10 @@ def raw_exchange(url: str, payload: dict, fault: str) -> tuple[bytes, bytes]:
     """(head, rest) of the reply exactly as it came off the socket, until the server closed it."""
     parts = urlsplit(url)
     body = json.dumps(payload).encode()
-    head = (f"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-            f"{len(body)}\r\nConnection: close\r\nX-Mockllama-Fault: {fault}\r\n\r\n").encode()
+    head = (
+        f"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+        f"{len(body)}\r\nConnection: close\r\nX-Mockllama-Fault: {fault}\r\n\r\n"
+    ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(head + body)
         data = b""
@@ -47,21 +49,37 @@ def dechunk(rest: bytes) -> tuple[bytes, bool]:
         if size == 0:
             return body, True
         body += rest[:size]
-        rest = rest[size + 2:]
+        rest = rest[size + 2 :]
     return body, False
 
 
-@pytest.mark.parametrize("text", ["disconnect=3", "disconnect-bytes=100", "truncate-stream=0", "truncate-json",
-                                  "stall=250", "stall-between=5", "status=500", " Disconnect = 3 "])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "disconnect=3",
+        "disconnect-bytes=100",
+        "truncate-stream=0",
+        "truncate-json",
+        "stall=250",
+        "stall-between=5",
+        "status=500",
+        " Disconnect = 3 ",
+    ],
+)
 def test_faults_parse(text):
     fault = parse_fault(text)
     assert str(fault) == text.strip().lower().replace(" ", "")
 
 
-@pytest.mark.parametrize(("text", "says"), [("explode", "unknown fault 'explode'; use one of: disconnect=N"),
-                                             ("disconnect", "disconnect needs a whole number: disconnect=N"),
-                                             ("stall=-5", "stall needs a whole number"),
-                                             ("truncate-json=3", "takes no value")])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("explode", "unknown fault 'explode'; use one of: disconnect=N"),
+        ("disconnect", "disconnect needs a whole number: disconnect=N"),
+        ("stall=-5", "stall needs a whole number"),
+        ("truncate-json=3", "takes no value"),
+    ],
+)
 def test_bad_faults_say_what_to_write(text, says):
     with pytest.raises(ValueError, match=says):
         parse_fault(text)
@@ -73,8 +91,11 @@ def test_disconnect_drops_the_stream_after_n_events_without_the_terminal_chunk(s
     body, terminated = dechunk(rest)
     assert not terminated
     assert body == b"".join(event.raw for event in recorded(True).events[:3])
-    assert [name for name, _ in sse_pairs(body)] == ["response.created", "response.in_progress",
-                                                     "response.output_item.added"]
+    assert [name for name, _ in sse_pairs(body)] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+    ]
 
 
 def test_disconnect_bytes_cuts_a_plain_body_short_of_its_content_length(server):
@@ -174,9 +195,14 @@ def test_every_scenario_fault(start_server):
     assert status == 500
 
 
-@pytest.mark.parametrize(("faults", "says"), [({"nope": "stall=1"}, "no loaded scenario is named 'nope'"),
-                                              ({"*": "status=418"}, "no recording of llama-server answering HTTP 418"),
-                                              ({"*": "wobble"}, "unknown fault 'wobble'")])
+@pytest.mark.parametrize(
+    ("faults", "says"),
+    [
+        ({"nope": "stall=1"}, "no loaded scenario is named 'nope'"),
+        ({"*": "status=418"}, "no recording of llama-server answering HTTP 418"),
+        ({"*": "wobble"}, "unknown fault 'wobble'"),
+    ],
+)
 def test_bad_scenario_faults_stop_start_up(faults, says):
     with pytest.raises(ValueError, match=says):
         FaultPlan.build(SCENARIOS, faults)
@@ -204,12 +230,14 @@ def test_the_journal_records_each_fault_and_what_went_out(start_server):
 HUGE = "9" * 400
 
 
-@pytest.mark.parametrize("fault", [f"stall={HUGE}", f"stall-between={HUGE}", f"disconnect={HUGE}",
-                                   f"status={HUGE}", "stall=1" + "0" * 9])
+@pytest.mark.parametrize(
+    "fault", [f"stall={HUGE}", f"stall-between={HUGE}", f"disconnect={HUGE}", f"status={HUGE}", "stall=1" + "0" * 9]
+)
 def test_a_fault_value_out_of_range_is_a_400(server, fault):
     for stream in (False, True):
-        status, _, body = post_json(server.url, "/v1/responses", {**PLAIN, "stream": stream},
-                                    {"X-Mockllama-Fault": fault})
+        status, _, body = post_json(
+            server.url, "/v1/responses", {**PLAIN, "stream": stream}, {"X-Mockllama-Fault": fault}
+        )
         error = json.loads(body)["error"]
         assert (status, error["type"]) == (400, "invalid_request_error"), body
         assert "bad X-Mockllama-Fault" in error["message"] and "0 to 999999999" in error["message"]

@@ -52,14 +52,18 @@ def fixed_client(server):
 
 def _fixed_stream(server, name):
     interaction = SCENARIOS[name].find("POST", "/v1/responses", True)
-    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction))
+    status, headers, body = call(
+        server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction)
+    )
     assert status == 200
     return sse_pairs(body)
 
 
 def _fixed_body(server, name) -> dict:
     interaction = SCENARIOS[name].find("POST", "/v1/responses", False)
-    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction))
+    status, headers, body = call(
+        server.url, "POST", "/fixed/v1/responses", request_bytes(interaction), chosen(interaction)
+    )
     assert status == 200
     return json.loads(body)
 
@@ -145,8 +149,11 @@ def test_event_line_equals_type_and_every_call_gets_arguments_done_first(server,
             assert done_event == "response.function_call_arguments.done"
             assert done["item_id"] == data["item"]["id"]
             assert done["name"] == data["item"]["name"]
-            deltas = "".join(d["delta"] for e, d in pairs
-                             if e == "response.function_call_arguments.delta" and d["item_id"] == done["item_id"])
+            deltas = "".join(
+                d["delta"]
+                for e, d in pairs
+                if e == "response.function_call_arguments.delta" and d["item_id"] == done["item_id"]
+            )
             assert done["arguments"] == deltas == data["item"]["arguments"]
 
 
@@ -181,13 +188,17 @@ def test_the_cut_item_alone_is_incomplete_in_stream_and_body(server, name):
 def test_the_cut_items_done_event_keeps_everything_but_its_status(server, name):
     """Only the status changes: id, type, name, arguments and content stay as recorded."""
     fixed_items = [d["item"] for e, d in _fixed_stream(server, name) if e == "response.output_item.done"]
-    recorded = [e["item"] for e in yamlkit.find(name, "/v1/responses", True).events()
-                if e.get("type") == "response.output_item.done"]
+    recorded = [
+        e["item"]
+        for e in yamlkit.find(name, "/v1/responses", True).events()
+        if e.get("type") == "response.output_item.done"
+    ]
     # llama-server's bug; its streamed reasoning items carry no status at all
     assert [item.get("status", "completed") for item in recorded] == ["completed"] * len(recorded)
     for fixed_item, recorded_item in zip(fixed_items, recorded, strict=True):
         assert {k: v for k, v in fixed_item.items() if k != "status"} == {
-            k: v for k, v in recorded_item.items() if k != "status"}
+            k: v for k, v in recorded_item.items() if k != "status"
+        }
 
 
 def test_fixed_says_which_rule_decided(server):
@@ -200,7 +211,9 @@ def test_fixed_says_which_rule_decided(server):
     ("scenario", "interaction"), all_interactions(lambda i: i.path != "/v1/responses" or i.status != 200)
 )
 def test_fixed_replays_chat_messages_and_errors_as_recorded(server, scenario, interaction):
-    status, headers, body = call(server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction), chosen(interaction))
+    status, headers, body = call(
+        server.url, interaction.method, f"/fixed{interaction.path}", request_bytes(interaction), chosen(interaction)
+    )
     assert (status, body) == (interaction.status, interaction.body)
     assert headers["X-Mockllama-Behaviour"] == "fixed"
 

@@ -46,8 +46,11 @@ def _sent(interaction: dict) -> dict:
 
 
 def _responses_reply(cassette: dict, stream: bool = False) -> dict:
-    return next(i["response"] for i in cassette["interactions"]
-                if i["request"]["uri"].endswith("/v1/responses") and _sent(i)["stream"] is stream)
+    return next(
+        i["response"]
+        for i in cassette["interactions"]
+        if i["request"]["uri"].endswith("/v1/responses") and _sent(i)["stream"] is stream
+    )
 
 
 def _max_output_tokens_as_a_string(cassette: dict) -> None:
@@ -59,9 +62,10 @@ def _max_output_tokens_as_a_string(cassette: dict) -> None:
 
 # 1. Code execution on load
 
+
 def _with_command(marker: Path) -> str:
     text = next(bundled_cassette_dir().rglob("text-cut-8.yaml")).read_text()
-    payload = f"!!python/object/apply:os.system [\"touch {marker}\"]"
+    payload = f'!!python/object/apply:os.system ["touch {marker}"]'
     return text.replace(f"    body: {ORIGINAL_BODY}", f"    body: {payload}\n    old_body: {ORIGINAL_BODY}", 1)
 
 
@@ -83,8 +87,9 @@ def test_a_python_tag_never_runs_even_with_a_vcrpy_that_loads_unsafely(tmp_path,
 def test_commands_refuse_a_python_tag_with_its_file_and_reason(tmp_path, command):
     marker = tmp_path / "pwned"
     _write(tmp_path, "evil", _with_command(marker))
-    result = subprocess.run([*MOCKLLAMA, *command, "--cassettes", str(tmp_path)], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [*MOCKLLAMA, *command, "--cassettes", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert "evil.yaml" in result.stderr and "unsafe YAML tag" in result.stderr
     assert "no usable 'interactions' list" not in result.stderr and "Traceback" not in result.stderr
@@ -97,15 +102,32 @@ def test_the_pytest_plugin_refuses_a_python_tag(tmp_path):
     cassettes.mkdir()
     _write(cassettes, "evil", _with_command(marker))
     (tmp_path / "test_uses_it.py").write_text("def test_it(mockllama):\n    assert mockllama.url\n")
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
-                             "--mockllama-cassettes", str(cassettes), str(tmp_path / "test_uses_it.py")],
-                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "--mockllama-cassettes",
+            str(cassettes),
+            str(tmp_path / "test_uses_it.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert result.returncode != 0
     assert "unsafe YAML tag" in result.stdout + result.stderr
     assert not marker.exists()
 
 
 # 2. Billion laughs
+
 
 def _alias_bomb(levels: int) -> str:
     """A real cassette whose first request body is replaced by ``levels`` nested nines of aliases."""
@@ -157,11 +179,13 @@ def test_small_shared_aliases_still_load(tmp_path):
 
 # 3. Cassettes that load, then crash later
 
+
 def _tamper(change):
     def tampered():
         cassette = _recording("text-cut-8")
         change(cassette)
         return cassette
+
     return tampered
 
 
@@ -175,6 +199,7 @@ def _edit_body(edit, stream=False):
         body = json.loads(reply["body"]["string"])
         edit(body)
         reply["body"]["string"] = json.dumps(body)
+
     return change
 
 
@@ -188,6 +213,7 @@ def _edit_last_event(edit):
         edit(payload)
         blocks[index] = f"{name}\ndata: {json.dumps(payload)}"
         reply["body"]["string"] = "\n\n".join(blocks)
+
     return change
 
 
@@ -207,18 +233,26 @@ REFUSED = {
     "output-is-a-string": (_edit_body(lambda b: b.__setitem__("output", "text")), "output is not a list"),
     "output-item-is-a-string": (_edit_body(lambda b: b.__setitem__("output", ["text"])), "output[0]"),
     "request-is-an-integer": (_first_request(lambda r: r.__setitem__("body", 5)), "request body is not a JSON object"),
-    "request-mapping-with-a-date": (_first_request(lambda r: r.__setitem__("body", {"input": "x", "on": date(2026, 1, 1)})),
-                                    "values that are not JSON data"),
+    "request-mapping-with-a-date": (
+        _first_request(lambda r: r.__setitem__("body", {"input": "x", "on": date(2026, 1, 1)})),
+        "values that are not JSON data",
+    ),
     "header-with-crlf": (_header("X-Evil", ["a\r\nSet-Cookie: b"]), "line break"),
     "header-bad-name": (_header("Bad Name:", ["x"]), "not a valid HTTP header name"),
     "header-value-a-list": (_header("X-List", [["a", "b"]]), "has a value that is not a string"),
     "header-value-a-number": (_header("Content-Length", [555]), "has a value that is not a string"),
-    "stream-usage-is-a-list": (_edit_last_event(lambda p: p["response"].__setitem__("usage", [1])),
-                               "usage is not an object"),
-    "stream-response-not-an-object": (_edit_last_event(lambda p: p.__setitem__("response", "x")),
-                                      "\"response\" that is not an object"),
-    "stream-not-utf8": (lambda c: _responses_reply(c, True)["body"].__setitem__("string", b"event: x\ndata: \xff\n\n"),
-                        "not UTF-8"),
+    "stream-usage-is-a-list": (
+        _edit_last_event(lambda p: p["response"].__setitem__("usage", [1])),
+        "usage is not an object",
+    ),
+    "stream-response-not-an-object": (
+        _edit_last_event(lambda p: p.__setitem__("response", "x")),
+        '"response" that is not an object',
+    ),
+    "stream-not-utf8": (
+        lambda c: _responses_reply(c, True)["body"].__setitem__("string", b"event: x\ndata: \xff\n\n"),
+        "not UTF-8",
+    ),
     "reason-with-crlf": (lambda c: _responses_reply(c)["status"].__setitem__("message", "OK\r\nX: y"), "line break"),
     "status-out-of-range": (lambda c: _responses_reply(c)["status"].__setitem__("code", 999), "not an HTTP status"),
 }
@@ -245,8 +279,9 @@ def _serves_lists_and_explains(directory: Path) -> None:
         for scenario in scenarios.values():
             for interaction in scenario.interactions:
                 for behaviour in BEHAVIOURS:
-                    status, _, body = call(server.url, interaction.method, f"/{behaviour}{interaction.path}",
-                                           request_bytes(interaction))
+                    status, _, body = call(
+                        server.url, interaction.method, f"/{behaviour}{interaction.path}", request_bytes(interaction)
+                    )
                     assert status == interaction.status, (behaviour, interaction.describe(), body[:300])
         status, _, body = call(server.url, "GET", "/_mockllama/scenarios.json")
         assert status == 200 and isinstance(json.loads(body), list)
@@ -255,7 +290,8 @@ def _serves_lists_and_explains(directory: Path) -> None:
 SERVED = {
     "header-as-a-plain-string": _header("Content-Type", "application/json; charset=utf-8"),
     "chat-twin-choices-is-a-string": lambda c: c["interactions"][1]["response"]["body"].__setitem__(
-        "string", '{"choices": "length"}'),
+        "string", '{"choices": "length"}'
+    ),
     "chat-twin-not-json": lambda c: c["interactions"][1]["response"]["body"].__setitem__("string", "oops"),
     "max-output-tokens-is-a-string": _max_output_tokens_as_a_string,
 }

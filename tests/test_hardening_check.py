@@ -60,8 +60,9 @@ class Hostile:
             while True:
                 await response.write(block)
         status, blocks = rest
-        body = b"".join(block if isinstance(block, bytes) else f"data: {json.dumps(block)}\n\n".encode()
-                        for block in blocks)
+        body = b"".join(
+            block if isinstance(block, bytes) else f"data: {json.dumps(block)}\n\n".encode() for block in blocks
+        )
         return web.Response(status=status, body=body, content_type="text/event-stream")
 
 
@@ -78,6 +79,7 @@ def _cli(*args):
 
 
 # 10. One deadline per request, and a cap
+
 
 def test_a_server_that_drips_a_byte_a_second_is_cut_off_at_the_timeout(hostile):
     hostile.answers = {"responses": ("drip",), "chat": ("json", 200, HONEST_TWIN)}
@@ -106,21 +108,31 @@ OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: clo
 BROKEN = {
     "bad-status-line": ({"responses": ("raw", b"HTTP/1.1 abc\r\n\r\n")}, "malformed HTTP"),
     "not-http-at-all": ({"responses": ("raw", b"SSH-2.0-OpenSSH_9.6\r\n")}, "malformed HTTP"),
-    "short-body": ({"responses": ("raw", b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"status\"")},
-                   "IncompleteRead"),
-    "200-headers": ({"responses": ("raw", OK_HEAD + b"".join(b"X-%d: y\r\n" % n for n in range(200)) + b"\r\n{}")},
-                    "malformed HTTP"),
-    "70kb-header-line": ({"responses": ("raw", OK_HEAD + b"X-Long: " + b"y" * 70_000 + b"\r\n\r\n{}")},
-                         "malformed HTTP"),
-    "usage-is-a-list": ({"responses": ("json", 200, {"status": "completed", "usage": [1]})}, "\"usage\""),
-    "choices-is-a-string": ({"responses": ("json", 200, COMPLETED), "chat": ("json", 200, {"choices": "length"})},
-                            "\"choices\""),
+    "short-body": (
+        {"responses": ("raw", b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"status"')},
+        "IncompleteRead",
+    ),
+    "200-headers": (
+        {"responses": ("raw", OK_HEAD + b"".join(b"X-%d: y\r\n" % n for n in range(200)) + b"\r\n{}")},
+        "malformed HTTP",
+    ),
+    "70kb-header-line": (
+        {"responses": ("raw", OK_HEAD + b"X-Long: " + b"y" * 70_000 + b"\r\n\r\n{}")},
+        "malformed HTTP",
+    ),
+    "usage-is-a-list": ({"responses": ("json", 200, {"status": "completed", "usage": [1]})}, '"usage"'),
+    "choices-is-a-string": (
+        {"responses": ("json", 200, COMPLETED), "chat": ("json", 200, {"choices": "length"})},
+        '"choices"',
+    ),
     "stream-response-is-a-string": ({"responses": ("sse", 200, [{"response": "x"}])}, "not a JSON object"),
     "stream-with-0xff": ({"responses": ("sse", 200, [b'data: {"type":"x"}\n\n\xff\n\n'])}, "not UTF-8"),
     "100k-nested-arrays": ({"responses": ("json", 200, b"[" * 100_000 + b"]" * 100_000)}, "not JSON"),
-    "status-is-a-list": ({"responses": ("json", 200, {"status": ["completed"]})}, "\"status\" string"),
-    "finish-reason-is-a-list": ({"responses": ("json", 200, COMPLETED),
-                                 "chat": ("json", 200, {"choices": [{"finish_reason": ["length"]}]})}, "finish_reason"),
+    "status-is-a-list": ({"responses": ("json", 200, {"status": ["completed"]})}, '"status" string'),
+    "finish-reason-is-a-list": (
+        {"responses": ("json", 200, COMPLETED), "chat": ("json", 200, {"choices": [{"finish_reason": ["length"]}]})},
+        "finish_reason",
+    ),
 }
 
 
@@ -137,13 +149,16 @@ def test_a_broken_server_exits_2_with_a_one_line_reason(hostile, case):
     assert "can't tell" in summary and words in summary, summary
 
 
-@pytest.mark.parametrize(("url", "words"), [
-    ("localhost:18401", "not an http:// or https:// URL"),
-    ("127.0.0.1:18401", "not an http:// or https:// URL"),
-    ("http://127.0.0.1:99999", "not a usable URL"),
-    ("http://", "not an http:// or https:// URL"),
-    ("ftp://127.0.0.1/", "not an http:// or https:// URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("localhost:18401", "not an http:// or https:// URL"),
+        ("127.0.0.1:18401", "not an http:// or https:// URL"),
+        ("http://127.0.0.1:99999", "not a usable URL"),
+        ("http://", "not an http:// or https:// URL"),
+        ("ftp://127.0.0.1/", "not an http:// or https:// URL"),
+    ],
+)
 def test_an_unusable_url_exits_2_with_a_one_line_reason(url, words):
     result = _cli(url)
     assert result.exit_code == 2 and isinstance(result.exception, SystemExit), (result.output, result.exception)
@@ -159,23 +174,62 @@ def test_the_json_report_for_a_broken_server_is_valid_json(hostile):
 
 # The property: whatever the server answers, exit 0, 1 or 2, and 1 only when it is earned.
 
-KEYS = st.sampled_from(["status", "usage", "output", "choices", "finish_reason", "response", "type", "id",
-                        "incomplete_details", "reason", "output_tokens", "item_id", "arguments", "message"])
-WORDS = st.sampled_from(["completed", "incomplete", "length", "stop", "max_output_tokens", "function_call",
-                         "response.completed", "response.incomplete"])
-LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | \
-    st.text(max_size=12) | WORDS
-JSON = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS | st.text(max_size=6),
-                                                                                         inner, max_size=5),
-                    max_leaves=25)
+KEYS = st.sampled_from(
+    [
+        "status",
+        "usage",
+        "output",
+        "choices",
+        "finish_reason",
+        "response",
+        "type",
+        "id",
+        "incomplete_details",
+        "reason",
+        "output_tokens",
+        "item_id",
+        "arguments",
+        "message",
+    ]
+)
+WORDS = st.sampled_from(
+    [
+        "completed",
+        "incomplete",
+        "length",
+        "stop",
+        "max_output_tokens",
+        "function_call",
+        "response.completed",
+        "response.incomplete",
+    ]
+)
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+    | WORDS
+)
+JSON = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS | st.text(max_size=6), inner, max_size=5),
+    max_leaves=25,
+)
 STATUSES = st.sampled_from([200, 200, 200, 201, 204, 301, 400, 404, 500])
-RAW = st.binary(max_size=200) | st.builds(lambda tail: b"HTTP/1.1 " + tail, st.binary(max_size=200)) | \
-    st.builds(lambda tail: OK_HEAD + b"\r\n" + tail, st.binary(max_size=200))
+RAW = (
+    st.binary(max_size=200)
+    | st.builds(lambda tail: b"HTTP/1.1 " + tail, st.binary(max_size=200))
+    | st.builds(lambda tail: OK_HEAD + b"\r\n" + tail, st.binary(max_size=200))
+)
 BLOCK = JSON | st.binary(max_size=40) | st.builds(lambda v: f"event: x\ndata: {json.dumps(v)}\n\n".encode(), JSON)
-ANSWER = (st.tuples(st.just("raw"), RAW)
-          | st.tuples(st.just("json"), STATUSES, JSON)
-          | st.tuples(st.just("json"), STATUSES, st.binary(max_size=100))
-          | st.tuples(st.just("sse"), STATUSES, st.lists(BLOCK, max_size=5)))
+ANSWER = (
+    st.tuples(st.just("raw"), RAW)
+    | st.tuples(st.just("json"), STATUSES, JSON)
+    | st.tuples(st.just("json"), STATUSES, st.binary(max_size=100))
+    | st.tuples(st.just("sse"), STATUSES, st.lists(BLOCK, max_size=5))
+)
 
 
 def _earned(answers: dict) -> bool:
@@ -185,9 +239,13 @@ def _earned(answers: dict) -> bool:
     return well_formed and "completed" in repr(responses) and "length" in repr(chat)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(responses=ANSWER, chat=ANSWER, probe=st.sampled_from(["text", "tool", "stream"]))
 def test_any_answer_gives_exit_0_1_or_2_and_1_only_when_earned(hostile, responses, chat, probe):
     hostile.answers = {"responses": responses, "chat": chat}
@@ -202,10 +260,16 @@ def test_any_answer_gives_exit_0_1_or_2_and_1_only_when_earned(hostile, response
 
 # Issue 27 item 2: llama-server's `Connection: close`, on a reply past http.client's first 8 KiB
 
+
 def test_a_long_reply_with_connection_close_is_read_to_the_end(server):
     with BackgroundServer(long_reply.create_app(server.url)) as double:
-        reply = check.fetch(check.Target.parse(double.url), "POST", "/v1/responses",
-                            {"model": "text-cut-8", "input": "x", "max_output_tokens": 8}, timeout=30)
+        reply = check.fetch(
+            check.Target.parse(double.url),
+            "POST",
+            "/v1/responses",
+            {"model": "text-cut-8", "input": "x", "max_output_tokens": 8},
+            timeout=30,
+        )
         result = _cli(double.url, "--probe", "all", "--timeout", "30")
     assert reply.headers["Connection"] == "close" and len(reply.body) > 16 * 1024
     assert json.loads(reply.body)["status"] == "incomplete"
@@ -215,16 +279,23 @@ def test_a_long_reply_with_connection_close_is_read_to_the_end(server):
 
 # Issue 27 item 13: credentials and a query in the URL are sent, and never printed
 
+
 def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
     app = basic_auth.create_app(server.url)
     with BackgroundServer(app) as proxy:
-        url = f"http://{basic_auth.USER}:{quote(basic_auth.PASSWORD, safe='')}@127.0.0.1:{proxy.port}/?key={basic_auth.KEY}"
+        password = quote(basic_auth.PASSWORD, safe="")
+        url = f"http://{basic_auth.USER}:{password}@127.0.0.1:{proxy.port}/?key={basic_auth.KEY}"
         text = _cli(url, "--probe", "all")
         as_json = _cli(url, "--json")
     assert text.exit_code == 1, text.output  # the stock llama-server behind the proxy was reached and judged
-    assert as_json.exit_code == 1 and json.loads(as_json.output)["url"] == f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED"
+    assert (
+        as_json.exit_code == 1
+        and json.loads(as_json.output)["url"] == f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED"
+    )
     assert text.output.splitlines()[-1].startswith(
-        f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED: a reply cut off at max_output_tokens is reported as finished")
+        f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED: "
+        "a reply cut off at max_output_tokens is reported as finished"
+    )
     for output in (text.output, as_json.output):
         for secret in ("s3cr", quote(basic_auth.PASSWORD, safe=""), basic_auth.KEY):
             assert secret not in output
@@ -232,8 +303,9 @@ def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
     assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * 10  # 4 probes, then 1, with twins
 
 
-@pytest.mark.parametrize("url", ["http://bob:hunter2@127.0.0.1:1/", "http://127.0.0.1:1/v1?api_key=hunter2&v=1",
-                                 "http://bob:hunter2@[::1"])
+@pytest.mark.parametrize(
+    "url", ["http://bob:hunter2@127.0.0.1:1/", "http://127.0.0.1:1/v1?api_key=hunter2&v=1", "http://bob:hunter2@[::1"]
+)
 def test_a_password_in_a_url_that_fails_is_not_printed_either(url):
     for args in ((), ("--json",)):
         result = _cli(url, *args)
@@ -249,21 +321,47 @@ def test_a_query_without_secrets_is_printed_as_sent():
 # Issue 27 item 18: JSON that RFC 8259 rejects is "can't tell", never a verdict
 
 RFC_8259 = {
-    "nan": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": NaN}}')},
-            "NaN is not JSON"),
-    "infinity": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "x": -Infinity}')},
-                 "-Infinity is not JSON"),
-    "1e999": ({"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": 1e999}}')},
-              "the number 1e999 is out of range"),
-    "duplicate-status": ({"responses": ("json", 200, b'{"status": "incomplete", "incomplete_details": {"reason": '
-                                                      b'"max_output_tokens"}, "output": [], "status": "completed"}')},
-                         "the key 'status' appears twice in one object"),
-    "duplicate-finish-reason": ({"chat": ("json", 200, b'{"choices": [{"finish_reason": "stop", '
-                                                       b'"finish_reason": "length"}]}')},
-                                "the key 'finish_reason' appears twice in one object"),
-    "stream-nan": ({"responses": ("sse", 200, [b'data: {"type": "response.completed", "response": {"status": '
-                                               b'"completed", "output": [], "completed_at": NaN}}\n\n']),
-                    "chat": ("sse", 200, [{"choices": [{"finish_reason": "length"}]}])}, "NaN is not JSON"),
+    "nan": (
+        {"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": NaN}}')},
+        "NaN is not JSON",
+    ),
+    "infinity": (
+        {"responses": ("json", 200, b'{"status": "completed", "output": [], "x": -Infinity}')},
+        "-Infinity is not JSON",
+    ),
+    "1e999": (
+        {"responses": ("json", 200, b'{"status": "completed", "output": [], "usage": {"output_tokens": 1e999}}')},
+        "the number 1e999 is out of range",
+    ),
+    "duplicate-status": (
+        {
+            "responses": (
+                "json",
+                200,
+                b'{"status": "incomplete", "incomplete_details": {"reason": '
+                b'"max_output_tokens"}, "output": [], "status": "completed"}',
+            )
+        },
+        "the key 'status' appears twice in one object",
+    ),
+    "duplicate-finish-reason": (
+        {"chat": ("json", 200, b'{"choices": [{"finish_reason": "stop", "finish_reason": "length"}]}')},
+        "the key 'finish_reason' appears twice in one object",
+    ),
+    "stream-nan": (
+        {
+            "responses": (
+                "sse",
+                200,
+                [
+                    b'data: {"type": "response.completed", "response": {"status": '
+                    b'"completed", "output": [], "completed_at": NaN}}\n\n'
+                ],
+            ),
+            "chat": ("sse", 200, [{"choices": [{"finish_reason": "length"}]}]),
+        },
+        "NaN is not JSON",
+    ),
 }
 
 
@@ -280,7 +378,9 @@ def test_json_that_rfc_8259_rejects_is_cant_tell(hostile, case):
 
 def test_strict_json_takes_what_rfc_8259_takes():
     assert check.strict_json('{"a": [1, 2.5, -0.0, 1e300, "NaN", true, null], "b": {"a": 1}}') == {
-        "a": [1, 2.5, -0.0, 1e300, "NaN", True, None], "b": {"a": 1}}
+        "a": [1, 2.5, -0.0, 1e300, "NaN", True, None],
+        "b": {"a": 1},
+    }
     with pytest.raises(check.StrictJSONError):
         check.strict_json('{"a": 1, "a": 1}')
     with pytest.raises(ValueError) as raised:

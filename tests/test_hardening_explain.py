@@ -25,8 +25,8 @@ from httpkit import call
 from recordings import SCENARIOS
 
 from mockllama.app import create_app
-from mockllama.wire.untrusted_http import MAX_REPLY_BYTES
 from mockllama.server.background import BackgroundServer
+from mockllama.wire.untrusted_http import MAX_REPLY_BYTES
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 # C0 controls but the line break, DEL, C1 controls: what a terminal acts on.
@@ -34,8 +34,14 @@ TERMINAL_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def explain_journal(url: str, *args: str, timeout: float = 60):
-    return subprocess.run([*MOCKLLAMA, "explain", "--journal", url, *args], capture_output=True, text=True,
-                          check=False, timeout=timeout, errors="surrogateescape")
+    return subprocess.run(
+        [*MOCKLLAMA, "explain", "--journal", url, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        errors="surrogateescape",
+    )
 
 
 # --- what a web page can plant reaches the terminal escaped --------------------------------------
@@ -123,17 +129,34 @@ class RawServer:
 
 def reply_with(body: bytes, head: bytes | None = None):
     def answer(sock, double):
-        double.send(sock, head if head is not None else
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+        double.send(
+            sock,
+            head
+            if head is not None
+            else b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body),
+        )
         double.send(sock, body)
 
     return answer
 
 
 def _entry(**changes) -> dict:
-    entry = {"id": 1, "time": 1796045796.6, "method": "POST", "path": "/v1/responses", "behaviour": "buggy",
-             "scenario": None, "selected_by": None, "fault": None, "status": 404, "stream": False,
-             "finished": True, "bytes_sent": 10, "error": "mockllama: no", "body": {"input": "x"}}
+    entry = {
+        "id": 1,
+        "time": 1796045796.6,
+        "method": "POST",
+        "path": "/v1/responses",
+        "behaviour": "buggy",
+        "scenario": None,
+        "selected_by": None,
+        "fault": None,
+        "status": 404,
+        "stream": False,
+        "finished": True,
+        "bytes_sent": 10,
+        "error": "mockllama: no",
+        "body": {"input": "x"},
+    }
     return {**entry, **changes}
 
 
@@ -143,7 +166,9 @@ def _journal(*entries, last_id=1) -> bytes:
 
 NOT_A_JOURNAL = {
     "bad-status-line": reply_with(b"", head=b"HELLO THERE\r\n\r\n"),
-    "too-many-headers": reply_with(b"{}", head=b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 500 + b"Content-Length: 2\r\n\r\n"),
+    "too-many-headers": reply_with(
+        b"{}", head=b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 500 + b"Content-Length: 2\r\n\r\n"
+    ),
     "http-error": reply_with(b"<html>nope</html>", head=b"HTTP/1.1 500 Oops\r\nContent-Length: 17\r\n\r\n"),
     "html": reply_with(b"<html><body>a page</body></html>"),
     "deep-json": reply_with(b"[" * 100_000 + b"]" * 100_000),
@@ -246,12 +271,18 @@ def test_a_url_that_is_not_http_is_refused():
 
 def test_the_journal_of_a_real_server_still_reads(start_server):
     server = start_server()
-    call(server.url, "POST", "/fixed/v1/responses", json.dumps(SCENARIOS["text-cut-8"].find(
-        "POST", "/v1/responses", False).request_json).encode())
+    call(
+        server.url,
+        "POST",
+        "/fixed/v1/responses",
+        json.dumps(SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False).request_json).encode(),
+    )
     result = explain_journal(server.url)
     assert result.returncode == 0, result.stderr
-    assert re.match(r"#1 +\d\d:\d\d:\d\d  POST /fixed/v1/responses -> 200  fixed  text-cut-8 \(match\)",
-                    result.stdout.splitlines()[0])
+    assert re.match(
+        r"#1 +\d\d:\d\d:\d\d  POST /fixed/v1/responses -> 200  fixed  text-cut-8 \(match\)",
+        result.stdout.splitlines()[0],
+    )
 
 
 def test_last_0_asks_nothing():

@@ -33,37 +33,61 @@ MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 # over its limit, no more: the server closes once it has refused, and bytes it never read make
 # the close a reset, which can reach the client before the 400 does.
 UNPARSABLE = {
-    "a header line over 8190 bytes": (b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9_000 + b"\r\n\r\n",
-                                      "Got more than 8190 bytes when reading"),
-    "a request line over 8190 bytes": (b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
-                                       "Got more than 8190 bytes when reading"),
-    "more than 128 headers": (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(200))
-                              + b"\r\n", "Too many headers received"),
+    "a header line over 8190 bytes": (
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9_000 + b"\r\n\r\n",
+        "Got more than 8190 bytes when reading",
+    ),
+    "a request line over 8190 bytes": (
+        b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        "Got more than 8190 bytes when reading",
+    ),
+    "more than 128 headers": (
+        b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(200)) + b"\r\n",
+        "Too many headers received",
+    ),
     "Content-Length with Transfer-Encoding": (
         b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-        "Transfer-Encoding can't be present with Content-Length"),
-    "two Content-Lengths": (b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
-                            "Duplicate Content-Length"),
-    "a Content-Length that is not a number": (b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
-                                              "Invalid character in Content-Length"),
+        "Transfer-Encoding can't be present with Content-Length",
+    ),
+    "two Content-Lengths": (
+        b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+        "Duplicate Content-Length",
+    ),
+    "a Content-Length that is not a number": (
+        b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        "Invalid character in Content-Length",
+    ),
     "a Transfer-Encoding other than chunked": (
         b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
-        "Request has invalid `Transfer-Encoding`"),
-    "a bad chunk size": (b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-                         "Invalid character in chunk size"),
-    "a control character (NUL) in a header value": (b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
-                                                    "Invalid header value char"),
-    "a header name with a space or other non-token character": (b"GET /health HTTP/1.1\r\nHost : x\r\n\r\n",
-                                                               "Invalid header token"),
-    "a folded header line (obs-fold)": (b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n",
-                                        "Unexpected whitespace after header value"),
+        "Request has invalid `Transfer-Encoding`",
+    ),
+    "a bad chunk size": (
+        b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "Invalid character in chunk size",
+    ),
+    "a control character (NUL) in a header value": (
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n",
+        "Invalid header value char",
+    ),
+    "a header name with a space or other non-token character": (
+        b"GET /health HTTP/1.1\r\nHost : x\r\n\r\n",
+        "Invalid header token",
+    ),
+    "a folded header line (obs-fold)": (
+        b"GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n",
+        "Unexpected whitespace after header value",
+    ),
     "lines ended by a bare LF": (b"GET /health HTTP/1.1\nHost: x\n\n", "Bad status line"),
     "an HTTP version other than 1.0 or 1.1": (b"GET /health HTTP/9.9\r\nHost: x\r\n\r\n", "Bad status line"),
     "a method that is not a token": (b"G@T /health HTTP/1.1\r\nHost: x\r\n\r\n", "Invalid method encountered"),
-    "a byte outside printable ASCII in the target": (b"GET /health?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n",
-                                                     "Invalid char in url"),
-    "TLS sent to the HTTP port": (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64,
-                                  "Received HTTPS traffic on an HTTP port"),
+    "a byte outside printable ASCII in the target": (
+        b"GET /health?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+        "Invalid char in url",
+    ),
+    "TLS sent to the HTTP port": (
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64,
+        "Received HTTPS traffic on an HTTP port",
+    ),
 }
 
 
@@ -111,8 +135,9 @@ def _free_port() -> int:
 
 def test_serve_logs_one_line_per_unparsable_request_not_a_traceback():
     port = _free_port()
-    serve = subprocess.Popen([*MOCKLLAMA, "serve", "--port", str(port)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    serve = subprocess.Popen(
+        [*MOCKLLAMA, "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         wait_until_listening(serve, port, 30, "mockllama serve")
         for data, _ in UNPARSABLE.values():
@@ -124,8 +149,10 @@ def test_serve_logs_one_line_per_unparsable_request_not_a_traceback():
     refused = [line for line in stderr.splitlines() if "is not valid HTTP" in line]
     # A bad method on a connection's first request (TLS is one) aiohttp logs at debug level only
     assert len(refused) == len(UNPARSABLE) - 2, stderr[-3000:]
-    assert all(re.match(r"mockllama: refused a request from 127\.0\.0\.1 that is not valid HTTP \(400: ", line)
-               for line in refused), refused
+    assert all(
+        re.match(r"mockllama: refused a request from 127\.0\.0\.1 that is not valid HTTP \(400: ", line)
+        for line in refused
+    ), refused
     assert not any(re.search(r"[\x00-\x08\x0b-\x1f\x7f]", line) for line in stderr.splitlines())
 
 
@@ -137,8 +164,10 @@ def _short_body(port: int, path: str = "/v1/responses", until_closed: bool = Fal
     seconds until the server closed the connection, when ``until_closed``)."""
     started = time.monotonic()
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     "Content-Length: 100\r\n\r\n".encode() + b'{"input": ')
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+            + b'{"input": '
+        )
         received, answered = b"", None
         while piece := sock.recv(65536):
             received += piece

@@ -15,19 +15,27 @@ from recordings import SCENARIOS
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_scenarios
-from mockllama.wire.scrub import is_secret_header, scrub_command
 from mockllama.server.background import BackgroundServer
+from mockllama.wire.scrub import is_secret_header, scrub_command
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 SECRET = "sk-planted-secret-0123456789"
 PASSWORD = "PlantedPassw0rd"
-TEXT_CUT_8 = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8,
-              "temperature": 0}
+TEXT_CUT_8 = {
+    "model": "x",
+    "input": "Count from 1 to 200, separated by spaces.",
+    "max_output_tokens": 8,
+    "temperature": 0,
+}
 
 
 def _record(url, out, *args, timeout=120):
-    return subprocess.run([*MOCKLLAMA, "record", "--server", url, "--out", str(out), *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [*MOCKLLAMA, "record", "--server", url, "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _catalogue(tmp_path, requests, name="one") -> str:
@@ -41,6 +49,7 @@ def _everything_written(out) -> str:
 
 
 # 12. Credentials: URL, --server-command, any header named like one
+
 
 def test_a_password_in_the_server_url_is_sent_but_never_written(tmp_path):
     seen = []
@@ -65,31 +74,43 @@ def test_a_password_in_the_server_url_is_sent_but_never_written(tmp_path):
 
 
 def test_server_command_secrets_are_redacted_in_provenance(server, tmp_path):
-    command = (f"llama-server -m /models/x.gguf --api-key {SECRET} --hf-token=hf_plantedtoken123 "
-               f"HF_TOKEN=hf_plantedtoken456 --port 8080 --alias x")
+    command = (
+        f"llama-server -m /models/x.gguf --api-key {SECRET} --hf-token=hf_plantedtoken123 "
+        f"HF_TOKEN=hf_plantedtoken456 --port 8080 --alias x"
+    )
     out = tmp_path / "out"
     result = _record(server.url, out, "--scenario", "text-cut-8", "--server-command", command)
     assert result.returncode == 0, result.stderr
     provenance = json.loads((out / "provenance.json").read_text())
     assert SECRET not in json.dumps(provenance) and "hf_planted" not in json.dumps(provenance)
-    assert provenance["server_command"] == ("llama-server -m /models/x.gguf --api-key REDACTED --hf-token=REDACTED "
-                                            "HF_TOKEN=REDACTED --port 8080 --alias x")
+    assert provenance["server_command"] == (
+        "llama-server -m /models/x.gguf --api-key REDACTED --hf-token=REDACTED HF_TOKEN=REDACTED --port 8080 --alias x"
+    )
 
 
-@pytest.mark.parametrize(("command", "kept"), [
-    ("llama-server --api-key sk-abcdefgh1234", "llama-server --api-key REDACTED"),
-    ("llama-server --api-key-file /keys", "llama-server --api-key-file REDACTED"),
-    ("curl -H 'X-Api-Key: abc' http://u:p@h/x", "curl -H 'X-Api-Key: REDACTED' http://REDACTED@h/x"),
-    ("run --header 'Authorization: Bearer abc'", "run --header 'Authorization: REDACTED'"),
-    ("llama-server -m m.gguf --port 8080", "llama-server -m m.gguf --port 8080"),
-])
+@pytest.mark.parametrize(
+    ("command", "kept"),
+    [
+        ("llama-server --api-key sk-abcdefgh1234", "llama-server --api-key REDACTED"),
+        ("llama-server --api-key-file /keys", "llama-server --api-key-file REDACTED"),
+        ("curl -H 'X-Api-Key: abc' http://u:p@h/x", "curl -H 'X-Api-Key: REDACTED' http://REDACTED@h/x"),
+        ("run --header 'Authorization: Bearer abc'", "run --header 'Authorization: REDACTED'"),
+        ("llama-server -m m.gguf --port 8080", "llama-server -m m.gguf --port 8080"),
+    ],
+)
 def test_scrub_command(command, kept):
     assert scrub_command(command) == kept
 
 
 def test_any_header_named_like_a_credential_is_scrubbed(tmp_path):
-    planted = {"X-Auth-Token": SECRET, "X-My-Secret": SECRET, "Proxy-Authorization": SECRET,
-               "X-Session-Id": SECRET, "X-Custom-ApiKey": SECRET, "X-Password": SECRET}
+    planted = {
+        "X-Auth-Token": SECRET,
+        "X-My-Secret": SECRET,
+        "Proxy-Authorization": SECRET,
+        "X-Session-Id": SECRET,
+        "X-Custom-ApiKey": SECRET,
+        "X-Password": SECRET,
+    }
 
     @web.middleware
     async def plant(request, handler):
@@ -110,19 +131,42 @@ def test_any_header_named_like_a_credential_is_scrubbed(tmp_path):
     assert "Content-Type" in written
 
 
-@pytest.mark.parametrize("name", ["Authorization", "X-API-KEY", "api-key", "X-Goog-Api-Key", "Cookie", "Set-Cookie",
-                                  "X-Amz-Security-Token", "X-Access-Token", "X-Client-Secret"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "X-API-KEY",
+        "api-key",
+        "X-Goog-Api-Key",
+        "Cookie",
+        "Set-Cookie",
+        "X-Amz-Security-Token",
+        "X-Access-Token",
+        "X-Client-Secret",
+    ],
+)
 def test_credential_header_names(name):
     assert is_secret_header(name)
 
 
-@pytest.mark.parametrize("name", ["Content-Type", "Content-Length", "Server", "Keep-Alive", "Date",
-                                  "Access-Control-Allow-Origin", "X-Mockllama-Scenario"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Content-Type",
+        "Content-Length",
+        "Server",
+        "Keep-Alive",
+        "Date",
+        "Access-Control-Allow-Origin",
+        "X-Mockllama-Scenario",
+    ],
+)
 def test_ordinary_header_names_are_kept(name):
     assert not is_secret_header(name)
 
 
 # 13. A cap on what one reply may be
+
 
 async def _big(request):
     await request.read()
@@ -140,10 +184,16 @@ async def _endless(request):
 
 def _two_scenarios(tmp_path, path: str) -> str:
     catalogue = tmp_path / "catalogue.json"
-    catalogue.write_text(json.dumps({"scenarios": [
-        {"name": "too-big", "requests": [{"path": path, "json": {"x": 1}}]},
-        {"name": "fine", "requests": [{"path": "/v1/responses", "json": TEXT_CUT_8}]},
-    ]}))
+    catalogue.write_text(
+        json.dumps(
+            {
+                "scenarios": [
+                    {"name": "too-big", "requests": [{"path": path, "json": {"x": 1}}]},
+                    {"name": "fine", "requests": [{"path": "/v1/responses", "json": TEXT_CUT_8}]},
+                ]
+            }
+        )
+    )
     return str(catalogue)
 
 
@@ -153,8 +203,16 @@ def test_a_reply_over_the_cap_fails_its_scenario_clearly(tmp_path, handler, path
     app.router.add_route("*", path, handler)  # a path of its own: aiohttp prefers it to the catch-all
     out = tmp_path / "out"
     with BackgroundServer(app) as server:
-        result = _record(server.url, out, "--catalogue", _two_scenarios(tmp_path, path), "--max-reply-bytes",
-                         "1000000", "--timeout", "60")
+        result = _record(
+            server.url,
+            out,
+            "--catalogue",
+            _two_scenarios(tmp_path, path),
+            "--max-reply-bytes",
+            "1000000",
+            "--timeout",
+            "60",
+        )
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "more than 1000000 bytes" in result.stdout and "--max-reply-bytes" in result.stdout
     assert "not recorded: too-big" in result.stderr and "Traceback" not in result.stderr
@@ -169,6 +227,7 @@ def test_the_default_cap_is_64_mib_and_documented():
 
 # 14. Redirects are reported, never followed
 
+
 def test_a_redirect_is_reported_and_not_followed(tmp_path):
     elsewhere_hits = []
 
@@ -179,6 +238,7 @@ def test_a_redirect_is_reported_and_not_followed(tmp_path):
     foreign = web.Application()
     foreign.router.add_route("*", "/{tail:.*}", elsewhere)
     with BackgroundServer(foreign) as other:
+
         async def redirect(request):
             raise web.HTTPTemporaryRedirect(f"{other.url}{request.path}")
 
@@ -202,6 +262,7 @@ def test_a_redirect_is_reported_and_not_followed(tmp_path):
 
 # 15. A clear message and exit 2, never a traceback
 
+
 def _raw_server(raw: bytes) -> BackgroundServer:
     async def answer(request):
         request.transport.write(raw)
@@ -213,10 +274,16 @@ def _raw_server(raw: bytes) -> BackgroundServer:
     return BackgroundServer(app)
 
 
-@pytest.mark.parametrize(("raw", "words"), [
-    (b"HTTP/1.1 abc\r\n\r\n", "cannot be read"),
-    (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"status\"", "cannot be read"),
-])
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b"HTTP/1.1 abc\r\n\r\n", "cannot be read"),
+        (
+            b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"',
+            "cannot be read",
+        ),
+    ],
+)
 def test_a_malformed_reply_exits_2_with_a_message(tmp_path, raw, words):
     with _raw_server(raw) as server:
         result = _record(server.url, tmp_path / "out")
@@ -225,11 +292,14 @@ def test_a_malformed_reply_exits_2_with_a_message(tmp_path, raw, words):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("url", "words"), [
-    ("localhost:18401", "not an http:// or https:// URL"),
-    ("http://127.0.0.1:99999", "not a usable URL"),
-    (f"http://alice:{PASSWORD}@127.0.0.1:99999", "not a usable URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("localhost:18401", "not an http:// or https:// URL"),
+        ("http://127.0.0.1:99999", "not a usable URL"),
+        (f"http://alice:{PASSWORD}@127.0.0.1:99999", "not a usable URL"),
+    ],
+)
 def test_an_unusable_server_url_exits_2(tmp_path, url, words):
     result = _record(url, tmp_path / "out")
     assert result.returncode == 2

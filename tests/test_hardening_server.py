@@ -35,6 +35,7 @@ def _no_tracebacks(caplog) -> None:
 
 # 5. Deep nesting
 
+
 @pytest.mark.parametrize("depth", [129, 490, 5000, 100_000])
 def test_deeply_nested_bodies_get_a_400_and_no_traceback(server, caplog, depth):
     caplog.set_level(logging.DEBUG, logger="mockllama")
@@ -65,8 +66,15 @@ def test_many_brackets_that_do_not_nest_deeply_are_matched_as_usual(server):
 
 # 6. Lone surrogate, and errors raised while building an error
 
-@pytest.mark.parametrize("body", [b'{"input":"\\ud800"}', b'{"model":"x","input":"\\udfff","max_output_tokens":8}',
-                                  b'{"input":"x","model":"\\ud800"}'])
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"input":"\\ud800"}',
+        b'{"model":"x","input":"\\udfff","max_output_tokens":8}',
+        b'{"input":"x","model":"\\ud800"}',
+    ],
+)
 def test_a_lone_surrogate_gets_an_error_in_llama_servers_shape(server, caplog, body):
     caplog.set_level(logging.DEBUG, logger="mockllama")
     status, headers, reply = call(server.url, "POST", "/v1/responses", body)
@@ -93,6 +101,7 @@ def test_a_failure_while_building_the_error_still_answers_in_shape(start_server,
 
 # 7. Memory of selections
 
+
 def test_remembered_selections_are_bounded_by_bytes(scenarios):
     """600 distinct 60 KB bodies (36 MB): the memo keeps at most 16 MiB of them."""
     matcher = Matcher(scenarios)
@@ -116,6 +125,7 @@ def test_remembered_selections_are_bounded_by_bytes(scenarios):
 
 # 8. File descriptors
 
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -126,8 +136,12 @@ def _serve(limits: tuple[int, int], port: int) -> subprocess.Popen:
     def lower_limits():
         resource.setrlimit(resource.RLIMIT_NOFILE, limits)
 
-    return subprocess.Popen([*MOCKLLAMA, "serve", "--port", str(port)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=lower_limits)
+    return subprocess.Popen(
+        [*MOCKLLAMA, "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lower_limits,
+    )
 
 
 def _wait_until_serving(process: subprocess.Popen, url: str) -> None:
@@ -185,20 +199,25 @@ def test_running_out_of_descriptors_is_logged_once_a_second_without_tracebacks()
     reports = text.count("cannot accept new connections")
     assert 1 <= reports <= 5, text[-3000:]
     assert "Traceback" not in text and "out of system resource" not in text.replace(
-        "cannot accept new connections", ""), text[-3000:]
+        "cannot accept new connections", ""
+    ), text[-3000:]
     assert "open files limit 64" in text
 
 
 # 9. Methods
 
-@pytest.mark.parametrize(("method", "path", "allow"), [
-    ("GET", "/v1/responses", "POST"),
-    ("DELETE", "/fixed/v1/chat/completions", "POST"),
-    ("POST", "/health", "GET, HEAD"),
-    ("PUT", "/v1/models", "GET, HEAD"),
-    ("POST", "/", "GET, HEAD"),
-    ("PATCH", "/_mockllama/scenarios.json", "GET, HEAD"),
-])
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", "/v1/responses", "POST"),
+        ("DELETE", "/fixed/v1/chat/completions", "POST"),
+        ("POST", "/health", "GET, HEAD"),
+        ("PUT", "/v1/models", "GET, HEAD"),
+        ("POST", "/", "GET, HEAD"),
+        ("PATCH", "/_mockllama/scenarios.json", "GET, HEAD"),
+    ],
+)
 def test_a_405_says_which_methods_are_allowed(server, method, path, allow):
     status, headers, reply = call(server.url, method, path, b"{}")
     assert status == 405
@@ -216,12 +235,15 @@ def _raw_exchange(url: str, request: bytes) -> bytes:
     return data
 
 
-@pytest.mark.parametrize(("method", "target"), [(b"CONNECT", b"example.com:443"), (b"CONNECT", b"127.0.0.1:22"),
-                                               (b"CONNECT", b"/"), (b"TRACE", b"/v1/responses")])
+@pytest.mark.parametrize(
+    ("method", "target"),
+    [(b"CONNECT", b"example.com:443"), (b"CONNECT", b"127.0.0.1:22"), (b"CONNECT", b"/"), (b"TRACE", b"/v1/responses")],
+)
 def test_a_method_llama_server_does_not_know_is_a_400_with_an_empty_body(server, method, target):
     """As llama-server b11434 answers CONNECT and TRACE, whatever the target (tests/live)."""
-    reply = _raw_exchange(server.url, method + b" " + target + b" HTTP/1.1\r\nHost: " + target +
-                          b"\r\nConnection: close\r\n\r\n")
+    reply = _raw_exchange(
+        server.url, method + b" " + target + b" HTTP/1.1\r\nHost: " + target + b"\r\nConnection: close\r\n\r\n"
+    )
     head, _, body = reply.partition(b"\r\n\r\n")
     assert int(head.split()[1]) == 400 and body == b""
     assert b"content-length: 0" in head.lower()
@@ -229,8 +251,11 @@ def test_a_method_llama_server_does_not_know_is_a_400_with_an_empty_body(server,
 
 @pytest.mark.parametrize("origin", [None, "http://example.test"])
 def test_options_star_is_a_preflight_as_llama_server_answers_it(server, origin):
-    sent = b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + (
-        f"Origin: {origin}\r\n".encode() if origin else b"") + b"\r\n"
+    sent = (
+        b"OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        + (f"Origin: {origin}\r\n".encode() if origin else b"")
+        + b"\r\n"
+    )
     head, _, body = _raw_exchange(server.url, sent).partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:])
@@ -251,8 +276,9 @@ def test_options_star_from_an_origin_cors_origin_leaves_out_is_refused_as_every_
             assert _error(body) == _error(path_preflight[2])  # the same refusal, word for word
 
 
-@pytest.mark.parametrize("path", ["/health", "/v1/models", "/props", "/fixed/v1/models", "/",
-                                  "/_mockllama/scenarios.json"])
+@pytest.mark.parametrize(
+    "path", ["/health", "/v1/models", "/props", "/fixed/v1/models", "/", "/_mockllama/scenarios.json"]
+)
 def test_head_on_a_get_route_answers_like_get_without_a_body(server, path):
     get_status, get_headers, get_body = call(server.url, "GET", path)
     head = _raw_exchange(server.url, f"HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
@@ -265,6 +291,7 @@ def test_head_on_a_get_route_answers_like_get_without_a_body(server, path):
 
 
 # The Host header: any by default, as llama-server; --allowed-host restricts it
+
 
 @pytest.mark.parametrize("path", ["/health", "/v1/models", "/", "/_mockllama/scenarios.json"])
 def test_allowed_hosts_refuse_other_host_names(start_server, path):
@@ -281,8 +308,7 @@ def test_allowed_hosts_refuse_other_host_names(start_server, path):
 
 def test_allowed_hosts_guard_the_replay_routes_too(start_server):
     guarded = start_server(allowed_hosts=("localhost",))
-    status, _, body = call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(),
-                           {"Host": "rebound.example"})
+    status, _, body = call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(), {"Host": "rebound.example"})
     assert status == 403 and _error(body)["code"] == 403
     status, _, body = call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(), {"Host": "localhost"})
     assert status == 200 and json.loads(body)["status"] == "completed"
@@ -293,8 +319,11 @@ def test_a_request_for_another_host_is_refused_before_anything_is_done_for_it(st
     port = urlsplit(guarded.url).port
     allowed = {"Host": f"localhost:{port}"}
     assert call(guarded.url, "POST", "/v1/responses", json.dumps(SEED).encode(), allowed)[0] == 200
-    for method, path, body in [("POST", "/v1/responses", json.dumps(SEED).encode()), ("GET", "/nowhere", None),
-                               ("DELETE", "/_mockllama/journal", None)]:
+    for method, path, body in [
+        ("POST", "/v1/responses", json.dumps(SEED).encode()),
+        ("GET", "/nowhere", None),
+        ("DELETE", "/_mockllama/journal", None),
+    ]:
         status, headers, reply = call(guarded.url, method, path, body, {"Host": "rebound.example"})
         assert status == 403 and _error(reply)["type"] == "permission_error", (method, path)
         assert headers["X-Mockllama-Behaviour"] == "buggy"
@@ -320,14 +349,19 @@ def test_serve_help_offers_allowed_host():
 
 # "stream" that is neither a boolean nor null: llama-server's own 400, even for a recorded request
 
-@pytest.mark.parametrize(("stream", "kind"), [("yes", "string"), (1, "number"), ({}, "object"), ([], "array"),
-                                              ("true", "string")])
+
+@pytest.mark.parametrize(
+    ("stream", "kind"), [("yes", "string"), (1, "number"), ({}, "object"), ([], "array"), ("true", "string")]
+)
 @pytest.mark.parametrize("path", ["/v1/responses", "/fixed/v1/chat/completions"])
 def test_a_stream_that_is_not_a_boolean_gets_llama_servers_400(server, scenarios, path, stream, kind):
     recorded = scenarios["text-cut-8"].find("POST", path.removeprefix("/fixed"), False).request_json
     status, _, body = post_json(server.url, path, {**recorded, "stream": stream})
     assert status == 400
-    assert _error(body)["message"] == f"Field 'stream': [json.exception.type_error.302] type must be boolean, but is {kind}"
+    assert (
+        _error(body)["message"]
+        == f"Field 'stream': [json.exception.type_error.302] type must be boolean, but is {kind}"
+    )
 
 
 @pytest.mark.parametrize("path", ["/v1/responses", "/v1/chat/completions"])

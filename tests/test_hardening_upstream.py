@@ -111,8 +111,12 @@ def proxy(servers, record_dir):
     """``mockllama serve --upstream URL --record-to DIR`` in this process."""
 
     def start(upstream_url: str, mode: str = "new", scenarios=None, timeout: float = 30.0, **options):
-        recording = RecordOnMiss(parse_upstream(upstream_url, timeout), record_dir, parse_record_mode(mode),
-                                 **{k: options.pop(k) for k in list(options) if k in ("max_reply_bytes",)})
+        recording = RecordOnMiss(
+            parse_upstream(upstream_url, timeout),
+            record_dir,
+            parse_record_mode(mode),
+            **{k: options.pop(k) for k in list(options) if k in ("max_reply_bytes",)},
+        )
         return servers(create_app({} if scenarios is None else dict(scenarios), record_on_miss=recording, **options))
 
     return start
@@ -144,8 +148,10 @@ def _gzipped(path: str):
     def answer(request, body):
         # mtime=0: the same bytes on every call. gzip's header holds the time in seconds, and the
         # test compares two calls, which straddled a second once (CI, 2026-12-02).
-        return web.Response(body=gzip.compress(recorded("text-cut-8", path, False).body, mtime=0),
-                            headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+        return web.Response(
+            body=gzip.compress(recorded("text-cut-8", path, False).body, mtime=0),
+            headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+        )
 
     return answer
 
@@ -156,19 +162,34 @@ def _events_without_terminal():
 
 def _events_with_invalid_utf8(path: str):
     events = [event.raw for event in recorded("text-cut-8", path, True).events]
-    return [events[0], b"data: {\"bad\": \"\xff\xfe\"}\n\n", *events[1:]]
+    return [events[0], b'data: {"bad": "\xff\xfe"}\n\n', *events[1:]]
 
 
 ODD_REPLIES = {
     # name: (request path, stream flag, the double's answer to that request)
-    "html": (RESPONSES, False, lambda request, body: web.Response(
-        text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")),
-    "not-json": (RESPONSES, False, lambda request, body: web.Response(body=b"{\"id\": ", content_type="application/json")),
+    "html": (
+        RESPONSES,
+        False,
+        lambda request, body: web.Response(text="<html><body>502 Bad Gateway</body></html>", content_type="text/html"),
+    ),
+    "not-json": (
+        RESPONSES,
+        False,
+        lambda request, body: web.Response(body=b'{"id": ', content_type="application/json"),
+    ),
     "json-of-another-shape": (RESPONSES, False, lambda request, body: web.json_response({"hello": "world"})),
     "gzip": (RESPONSES, False, _gzipped(RESPONSES)),
     "chat-gzip": (CHAT, False, _gzipped(CHAT)),  # it would load: refused for its encoding alone
-    "stream-without-response.completed": (RESPONSES, True, lambda request, body: stream_of(_events_without_terminal())(request)),
-    "responses-stream-not-utf8": (RESPONSES, True, lambda request, body: stream_of(_events_with_invalid_utf8(RESPONSES))(request)),
+    "stream-without-response.completed": (
+        RESPONSES,
+        True,
+        lambda request, body: stream_of(_events_without_terminal())(request),
+    ),
+    "responses-stream-not-utf8": (
+        RESPONSES,
+        True,
+        lambda request, body: stream_of(_events_with_invalid_utf8(RESPONSES))(request),
+    ),
     "chat-stream-not-utf8": (CHAT, True, lambda request, body: stream_of(_events_with_invalid_utf8(CHAT))(request)),
 }
 
@@ -260,10 +281,12 @@ class Endless:
             if request.path != RESPONSES:
                 return None
             response = web.StreamResponse(
-                headers={"Content-Type": "text/event-stream" if self.stream else "application/json"})
+                headers={"Content-Type": "text/event-stream" if self.stream else "application/json"}
+            )
             await response.prepare(request)
-            block = (b'data: {"type": "response.output_text.delta", "delta": "1, "}\n\n' if self.framed
-                     else b"1, " * 1000)
+            block = (
+                b'data: {"type": "response.output_text.delta", "delta": "1, "}\n\n' if self.framed else b"1, " * 1000
+            )
             try:
                 while self.sent < 64 * CAP:  # a bound for the test itself, far past the cap
                     await response.write(block)
@@ -348,8 +371,11 @@ class Heard:
 # What a page must not make the upstream do: (serve options, the page's request headers, a client's)
 REFUSED_PAGES = {
     # fetch() sends a text/plain POST with no preflight
-    "cors-origin": ({"cors_origins": ("http://localhost:5173",)},
-                    {"Origin": "http://evil.test", "Content-Type": "text/plain"}, {"Origin": "http://localhost:5173"}),
+    "cors-origin": (
+        {"cors_origins": ("http://localhost:5173",)},
+        {"Origin": "http://evil.test", "Content-Type": "text/plain"},
+        {"Origin": "http://localhost:5173"},
+    ),
     # a page that reached the server under its own name (DNS rebinding)
     "allowed-host": ({"allowed_hosts": ("localhost",)}, {"Host": "rebound.example"}, {"Host": "localhost"}),
 }
@@ -372,8 +398,9 @@ def test_a_request_a_page_must_not_make_never_reaches_the_upstream(servers, prox
 def test_origin_is_never_forwarded_upstream(servers, proxy):
     heard = Heard()
     mock = proxy(servers(heard.app()).url)
-    status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False),
-                        {"Origin": "http://localhost:5173"})
+    status, _, _ = call(
+        mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), {"Origin": "http://localhost:5173"}
+    )
     assert status == 200
     settle(mock)
     assert heard.posts and all("Origin" not in headers for headers in heard.posts)
@@ -415,8 +442,9 @@ def test_a_scenario_header_naming_another_directorys_recording_is_still_refused(
     earlier = tmp_path / "earlier"
     _record_into(servers, earlier, up.url, request_bytes("text-cut-8", False), {"X-Mockllama-Scenario": "mine"})
     mock = proxy(up.url, mode="all", scenarios=load_scenarios([earlier]))
-    status, _, body = call(mock.url, "POST", "/fixed/v1/responses", request_bytes("text-cut-8", True),
-                           {"X-Mockllama-Scenario": "mine"})
+    status, _, body = call(
+        mock.url, "POST", "/fixed/v1/responses", request_bytes("text-cut-8", True), {"X-Mockllama-Scenario": "mine"}
+    )
     assert status == 400 and "never recorded over" in json.loads(body)["error"]["message"]
     assert files(record_dir) == []
 
@@ -434,10 +462,14 @@ def test_a_name_taken_in_a_subdirectory_of_the_record_directory_is_not_reused(se
 
 
 @pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
-@pytest.mark.parametrize("raw", [
-    b'{"model": "text-cut-8", "input": "Count \\ud800 to 200.", "max_output_tokens": 8}',  # as a JSON escape
-    b'{"model": "text-cut-8", "input": "Count \xed\xa0\x80 to 200.", "max_output_tokens": 8}',  # as CESU-8 bytes
-], ids=["escaped", "cesu-8"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model": "text-cut-8", "input": "Count \\ud800 to 200.", "max_output_tokens": 8}',  # as a JSON escape
+        b'{"model": "text-cut-8", "input": "Count \xed\xa0\x80 to 200.", "max_output_tokens": 8}',  # as CESU-8 bytes
+    ],
+    ids=["escaped", "cesu-8"],
+)
 def test_a_lone_surrogate_on_a_miss_is_forwarded_and_recorded(servers, proxy, record_dir, behaviour, raw):
     up = servers(create_app(SCENARIOS))  # "model": "text-cut-8" selects llama-server's recorded reply
     mock = proxy(up.url)
@@ -458,8 +490,13 @@ def test_a_lone_surrogate_on_a_miss_is_forwarded_and_recorded(servers, proxy, re
 def test_hop_by_hop_headers_are_not_forwarded(servers, proxy):
     heard = Heard()
     mock = proxy(servers(heard.app()).url)
-    sent = {"Connection": "keep-alive, X-Hop-Only", "X-Hop-Only": "for mockllama alone",
-            "Proxy-Authorization": "Basic cHJveHk6c2VjcmV0", "Expect": "100-continue", "X-Kept": "yes"}
+    sent = {
+        "Connection": "keep-alive, X-Hop-Only",
+        "X-Hop-Only": "for mockllama alone",
+        "Proxy-Authorization": "Basic cHJveHk6c2VjcmV0",
+        "Expect": "100-continue",
+        "X-Kept": "yes",
+    }
     status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), sent)
     assert status == 200
     settle(mock)
@@ -505,8 +542,9 @@ def test_www_authenticate_is_relayed_recorded_and_replayed(servers, proxy, recor
 
     async def replace(request, body):
         if request.path == RESPONSES:
-            return web.Response(status=401, body=refused.body, content_type="application/json",
-                                headers={"WWW-Authenticate": challenge})
+            return web.Response(
+                status=401, body=refused.body, content_type="application/json", headers={"WWW-Authenticate": challenge}
+            )
         return None
 
     mock = proxy(servers(hostile_llama_server(replace)).url)
@@ -608,8 +646,11 @@ def _cut_short(url: str, path: str, body: bytes, headers: dict) -> bool:
 
 @pytest.mark.parametrize("how", ["header", "serve --fault"])
 def test_a_fault_applies_on_a_miss_and_the_recording_is_whole(servers, proxy, record_dir, how):
-    mock = (proxy(servers(create_app(SCENARIOS)).url) if how == "header"
-            else proxy(servers(create_app(SCENARIOS)).url, faults={"*": "disconnect=0"}))
+    mock = (
+        proxy(servers(create_app(SCENARIOS)).url)
+        if how == "header"
+        else proxy(servers(create_app(SCENARIOS)).url, faults={"*": "disconnect=0"})
+    )
     fault = {"X-Mockllama-Fault": "disconnect=0"} if how == "header" else {}
     body = request_bytes("text-cut-8", False)
     assert _cut_short(mock.url, "/buggy/v1/responses", body, fault)  # b518762: the whole reply, on a miss
@@ -634,8 +675,9 @@ def test_a_stream_fault_on_a_miss_cuts_the_stream_as_on_a_hit(servers, proxy):
 def test_an_invalid_fault_on_a_miss_is_a_400_and_nothing_is_forwarded(servers, proxy, record_dir, fault):
     heard = Heard()
     mock = proxy(servers(heard.app()).url)
-    status, _, body = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False),
-                           {"X-Mockllama-Fault": fault})
+    status, _, body = call(
+        mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False), {"X-Mockllama-Fault": fault}
+    )
     assert status == 400 and "X-Mockllama-Fault" in json.loads(body)["error"]["message"]
     settle(mock)
     assert heard.posts == [] and files(record_dir) == []
@@ -672,8 +714,12 @@ def test_a_crlf_framed_stream_is_relayed_as_it_arrives(servers, proxy, record_di
     mock = proxy(servers(crlf_upstream()).url)
     connection = http.client.HTTPConnection("127.0.0.1", mock.port, timeout=30)
     started = time.monotonic()
-    connection.request("POST", "/buggy/v1/chat/completions", body=request_bytes("text-cut-8", True, CHAT),
-                       headers={"Content-Type": "application/json"})
+    connection.request(
+        "POST",
+        "/buggy/v1/chat/completions",
+        body=request_bytes("text-cut-8", True, CHAT),
+        headers={"Content-Type": "application/json"},
+    )
     response = connection.getresponse()
     first = response.read1(65536)
     first_at = time.monotonic() - started
@@ -714,7 +760,7 @@ def _mutated(body: bytes, draw) -> bytes:
         return body[: draw(st.integers(0, len(body)))]
     if how == "byte":
         at = draw(st.integers(0, len(body)))
-        return body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1:]
+        return body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1 :]
     if how == "drop-events":
         from mockllama.wire.sse import split_blocks
 
@@ -742,16 +788,33 @@ def upstream_replies(draw):
     if draw(st.booleans()) and draw(st.booleans()):
         return None
     source = draw(st.sampled_from(REAL_REPLIES))
-    body = draw(st.one_of(st.just(source.body), st.binary(max_size=200),
-                          JSON_VALUES.map(lambda v: json.dumps(v).encode())))
+    body = draw(
+        st.one_of(st.just(source.body), st.binary(max_size=200), JSON_VALUES.map(lambda v: json.dumps(v).encode()))
+    )
     body = _mutated(body, draw)
-    headers = {"Content-Type": draw(st.sampled_from(["application/json; charset=utf-8", "text/event-stream",
-                                                     "text/html", "text/plain", "application/octet-stream"]))}
+    headers = {
+        "Content-Type": draw(
+            st.sampled_from(
+                [
+                    "application/json; charset=utf-8",
+                    "text/event-stream",
+                    "text/html",
+                    "text/plain",
+                    "application/octet-stream",
+                ]
+            )
+        )
+    }
     encoding = draw(st.sampled_from([None, None, "gzip", "identity", "br"]))
     if encoding:
         headers["Content-Encoding"] = encoding
-    extra = draw(st.dictionaries(st.from_regex(r"X-[A-Za-z0-9-]{1,12}", fullmatch=True),
-                                 st.text(alphabet="abcXYZ019 =;,/:-_", max_size=30), max_size=3))
+    extra = draw(
+        st.dictionaries(
+            st.from_regex(r"X-[A-Za-z0-9-]{1,12}", fullmatch=True),
+            st.text(alphabet="abcXYZ019 =;,/:-_", max_size=30),
+            max_size=3,
+        )
+    )
     status = draw(st.sampled_from([200, 200, 200, 201, 400, 401, 404, 500, 503, 299, 418]))
     return status, {**extra, **headers}, body
 
@@ -777,21 +840,36 @@ def test_random_upstream_replies_never_leave_a_record_directory_that_fails_to_lo
         with BackgroundServer(create_app({}, record_on_miss=options)) as mock:
             answered = []
 
-            @settings(max_examples=300, deadline=None, derandomize=True, database=None,
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-            @given(main=upstream_replies(), twin=upstream_replies(),
-                   behaviour=st.sampled_from(["buggy", "fixed", "spec"]),
-                   request=st.sampled_from([(name, stream, path) for name in ("text-cut-8", "tool-cut-20")
-                                            for stream in (False, True) for path in (RESPONSES, CHAT)]),
-                   scenario=st.sampled_from([None, None, "shared", "other"]))
+            @settings(
+                max_examples=300,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+            )
+            @given(
+                main=upstream_replies(),
+                twin=upstream_replies(),
+                behaviour=st.sampled_from(["buggy", "fixed", "spec"]),
+                request=st.sampled_from(
+                    [
+                        (name, stream, path)
+                        for name in ("text-cut-8", "tool-cut-20")
+                        for stream in (False, True)
+                        for path in (RESPONSES, CHAT)
+                    ]
+                ),
+                scenario=st.sampled_from([None, None, "shared", "other"]),
+            )
             def exchange(main, twin, behaviour, request, scenario):
                 name, stream, path = request
                 replies.clear()
                 replies.update({path: main, CHAT if path == RESPONSES else "-": twin})
                 headers = {"X-Mockllama-Scenario": scenario} if scenario else {}
                 try:
-                    status, _, body = call(mock.url, "POST", f"/{behaviour}{path}", request_bytes(name, stream, path),
-                                           headers)
+                    status, _, body = call(
+                        mock.url, "POST", f"/{behaviour}{path}", request_bytes(name, stream, path), headers
+                    )
                 except (http.client.HTTPException, ConnectionError):
                     status, body = None, b""  # a stream the upstream broke off is broken off for the client too
                 settle(mock)

@@ -32,8 +32,9 @@ def fresh(start_server):
 
 def test_sdk_requests_are_journalled_in_order_with_what_was_sent(fresh):
     client = openai.OpenAI(base_url=fresh.base_url("fixed"), api_key="unused", max_retries=0)
-    client.responses.create(model="x", input="Count from 1 to 200, separated by spaces.", max_output_tokens=8,
-                            temperature=0)
+    client.responses.create(
+        model="x", input="Count from 1 to 200, separated by spaces.", max_output_tokens=8, temperature=0
+    )
     events = list(client.responses.create(model="tool-cut-20", input="anything", stream=True))
     entries = read_journal(fresh.url)["entries"]
     assert [e["id"] for e in entries] == [1, 2]
@@ -67,7 +68,11 @@ def test_errors_are_journalled_with_their_message_and_body(fresh):
     call(fresh.url, "GET", "/no/such/route")
     entries = read_journal(fresh.url)["entries"]
     assert [(e["status"], e["path"]) for e in entries] == [
-        (404, "/buggy/v1/responses"), (400, "/v1/responses"), (405, "/v1/responses"), (404, "/no/such/route")]
+        (404, "/buggy/v1/responses"),
+        (400, "/v1/responses"),
+        (405, "/v1/responses"),
+        (404, "/no/such/route"),
+    ]
     missed = entries[0]
     assert missed["body"] == {"model": "x", "input": "nothing recorded says this"}
     assert missed["scenario"] is None and missed["selected_by"] is None
@@ -165,9 +170,24 @@ def test_threads_reading_while_the_server_writes_see_whole_entries():
 
     def writer():
         for index in range(2000):
-            journal.add(time=0.0, duration_ms=0.0, method="POST", path=f"/{index}", behaviour="buggy",
-                        scenario=None, turn=None, selected_by=None, fault=None, status=200, stream=False,
-                        finished=True, bytes_sent=0, raw_body=b"", body_truncated=False, error=None)
+            journal.add(
+                time=0.0,
+                duration_ms=0.0,
+                method="POST",
+                path=f"/{index}",
+                behaviour="buggy",
+                scenario=None,
+                turn=None,
+                selected_by=None,
+                fault=None,
+                status=200,
+                stream=False,
+                finished=True,
+                bytes_sent=0,
+                raw_body=b"",
+                body_truncated=False,
+                error=None,
+            )
 
     thread = threading.Thread(target=writer)
     thread.start()
@@ -177,7 +197,6 @@ def test_threads_reading_while_the_server_writes_see_whole_entries():
         assert ids == sorted(ids) and len(ids) <= 50 and all(e.path == f"/{e.id - 1}" for e in entries)
     thread.join()
     assert journal.last_id == 2000 and [e.id for e in journal.entries()] == list(range(1951, 2001))
-
 
 
 def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
@@ -194,9 +213,24 @@ def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
 
     journal._seen = ReadingRing(maxlen=10)
     for index in range(2):
-        journal.add(time=0.0, duration_ms=0.0, method="POST", path=f"/{index}", behaviour="buggy",
-                    scenario=None, turn=None, selected_by=None, fault=None, status=200, stream=False,
-                    finished=True, bytes_sent=0, raw_body=b"", body_truncated=False, error=None)
+        journal.add(
+            time=0.0,
+            duration_ms=0.0,
+            method="POST",
+            path=f"/{index}",
+            behaviour="buggy",
+            scenario=None,
+            turn=None,
+            selected_by=None,
+            fault=None,
+            status=200,
+            stream=False,
+            finished=True,
+            bytes_sent=0,
+            raw_body=b"",
+            body_truncated=False,
+            error=None,
+        )
         # what the server's hot path keeps: the fields as seen, read later
         journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), Trace())
     assert journal.last_id == 4 and [entry.id for entry in journal.entries(since=1)] == [2, 3, 4]

@@ -57,8 +57,9 @@ def mockllama_url(tmp_path_factory):
     """`mockllama serve --port 0`, started as a JavaScript test setup starts it: the URL is its first line."""
     _require_the_js_clients()
     log = (tmp_path_factory.mktemp("serve") / "stderr").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "mockllama", "serve", "--port", "0"], stdout=subprocess.PIPE,
-                               stderr=log, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockllama", "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=log, text=True
+    )
     try:
         url = process.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), f"serve's first line is {url!r}"
@@ -70,6 +71,7 @@ def mockllama_url(tmp_path_factory):
 
 
 # --- the matrix --------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def table(mockllama_url):
@@ -83,14 +85,21 @@ def rows(table):
     for line in table.splitlines()[4:]:
         cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
         call, scenario, behaviour, reports, details, text, tool = cells
-        found[(call, scenario.strip("`"), behaviour)] = {"reports": reports, "details": details,
-                                                          "text": text.strip("`"), "tool": tool}
+        found[(call, scenario.strip("`"), behaviour)] = {
+            "reports": reports,
+            "details": details,
+            "text": text.strip("`"),
+            "tool": tool,
+        }
     return found
 
 
 def _row(rows, call: str, scenario: str, behaviour: str) -> dict:
-    matches = [row for (name, case, chosen), row in rows.items()
-               if name.startswith(call) and case == scenario and chosen == behaviour]
+    matches = [
+        row
+        for (name, case, chosen), row in rows.items()
+        if name.startswith(call) and case == scenario and chosen == behaviour
+    ]
     assert len(matches) == 1, (call, scenario, behaviour)
     return matches[0]
 
@@ -114,8 +123,12 @@ def test_the_ai_sdk_takes_a_cut_reply_for_a_finished_one_only_on_llama_server(ro
 
 def test_the_ai_sdk_runs_a_cut_tool_call_whose_arguments_parse_only_on_llama_server(rows):
     call = "AI SDK `generateText`, `openai.responses()`"
-    assert _row(rows, call, "tool-cut-30", "buggy") == {"reports": "tool-calls", "details": "-", "text": '""',
-                                                        "tool": "tool ran 1×"}
+    assert _row(rows, call, "tool-cut-30", "buggy") == {
+        "reports": "tool-calls",
+        "details": "-",
+        "text": '""',
+        "tool": "tool ran 1×",
+    }
     for behaviour in ("fixed", "spec"):
         assert _row(rows, call, "tool-cut-30", behaviour)["tool"] == "tool call, not run"
     for behaviour in BEHAVIOURS:  # arguments that do not parse never reach the tool
@@ -128,8 +141,9 @@ def test_openai_node_status_says_incomplete_except_on_llama_server(rows):
         for behaviour in BEHAVIOURS:
             row = _row(rows, "openai-node `responses.create`", scenario, behaviour)
             cut = behaviour != "buggy"
-            assert (row["reports"], row["details"]) == (("incomplete", "max_output_tokens") if cut else
-                                                        ("completed", "null")), (scenario, behaviour)
+            assert (row["reports"], row["details"]) == (
+                ("incomplete", "max_output_tokens") if cut else ("completed", "null")
+            ), (scenario, behaviour)
             last = _row(rows, "openai-node `responses.create({stream: true})`", scenario, behaviour)
             assert last["reports"] == ("response.incomplete (incomplete)" if cut else "response.completed (completed)")
     for behaviour in BEHAVIOURS:
@@ -141,27 +155,35 @@ def test_llama_server_streams_defeat_streamtext_and_the_stream_helper_in_buggy_a
         for behaviour in ("buggy", "fixed"):
             streamed = _row(rows, "AI SDK `streamText`", scenario, behaviour)
             assert (streamed["reports"], streamed["text"]) == ("error", '""')
-            assert "AI_TypeValidationError" in streamed["tool"] and "no output_index on output_item.added" in \
-                streamed["tool"]
+            assert (
+                "AI_TypeValidationError" in streamed["tool"]
+                and "no output_index on output_item.added" in streamed["tool"]
+            )
             helper = _row(rows, "openai-node `responses.stream()`", scenario, behaviour)
             assert helper["tool"] == "threw OpenAIError: rsp.output is not iterable"
         assert _row(rows, "AI SDK `streamText`", scenario, "spec")["reports"] in ("length", "stop")
-        assert _row(rows, "openai-node `responses.stream()`", scenario, "spec")["reports"] in ("incomplete", "completed")
+        assert _row(rows, "openai-node `responses.stream()`", scenario, "spec")["reports"] in (
+            "incomplete",
+            "completed",
+        )
 
 
 def test_the_chat_endpoint_says_length_in_every_behaviour(rows):
     for behaviour in BEHAVIOURS:
         assert _row(rows, "AI SDK `generateText`, `openai.chat()`", "text-cut-8", behaviour)["reports"] == "length"
-        assert _row(rows, "openai-node `chat.completions.create`", "text-cut-8", behaviour)["reports"] == \
-            "finish_reason length"
+        assert (
+            _row(rows, "openai-node `chat.completions.create`", "text-cut-8", behaviour)["reports"]
+            == "finish_reason length"
+        )
 
 
 def test_explain_tells_a_javascript_user_what_the_matrix_shows(rows, scenarios):
     """explain's and the teaching page's JavaScript advice quotes the AI SDK's finishReason as measured."""
     for scenario in ("text-cut-8", "tool-cut-20", "tool-cut-30", "text-finishes", "thinking-cut-12"):
         advice = explain.story(scenarios[scenario])["javascript_advice"]
-        buggy, fixed = (_row(rows, "AI SDK `generateText`, `openai.responses()`", scenario, b) for b in
-                        ("buggy", "fixed"))
+        buggy, fixed = (
+            _row(rows, "AI SDK `generateText`, `openai.responses()`", scenario, b) for b in ("buggy", "fixed")
+        )
         assert f"'{buggy['reports']}'" in advice and f"'{fixed['reports']}'" in advice, scenario
         ran = buggy["tool"].startswith("tool ran")
         assert ("generateText runs every call whose arguments parse" in advice) == ran, scenario
@@ -200,8 +222,9 @@ def test_every_client_is_observed(observed):
 @pytest.mark.parametrize("client", CLIENTS)
 def test_an_unmodified_client_reaches_text_cut_8_by_matching(observed, client, behaviour):
     line = observed[(client, behaviour)]
-    assert [(r["status"], r["scenario"], r["selectedBy"]) for r in line["served"]] == [(200, "text-cut-8", "match")], \
+    assert [(r["status"], r["scenario"], r["selectedBy"]) for r in line["served"]] == [(200, "text-cut-8", "match")], (
         line
+    )
     reports = line["reports"]
     if "text" in reports:
         assert reports["text"] == CUT_TEXT
@@ -213,7 +236,9 @@ def test_an_unmodified_client_reaches_text_cut_8_by_matching(observed, client, b
 def test_an_ai_sdk_tool_loop_ends_within_the_recorded_turns_running_the_tool_once(observed, scenarios, behaviour):
     line = observed[(LOOP, behaviour)]
     assert [(r["status"], r["scenario"], r["turn"]) for r in line["served"]] == [
-        (200, "tool-conversation", "1"), (200, "tool-conversation", "2")]
+        (200, "tool-conversation", "1"),
+        (200, "tool-conversation", "2"),
+    ]
     final = scenarios["tool-conversation"].find("POST", RESPONSES_PATH, False, 2).body_json
     assert line["reports"] == {"finishReason": "stop", "steps": 2, "runs": 1, "text": explain.output_text(final)}
 
@@ -225,32 +250,50 @@ def test_unselected_the_ai_sdk_loop_matches_both_turns_by_prompt(observed, scena
     (tests/equivalences.py), so the loop matches its way through the conversation with no selection."""
     line = observed[(UNSELECTED_LOOP, behaviour)]
     assert [(r["status"], r["scenario"], r["selectedBy"], r["turn"]) for r in line["served"]] == [
-        (200, "tool-conversation", "match", "1"), (200, "tool-conversation", "conversation", "2")]
+        (200, "tool-conversation", "match", "1"),
+        (200, "tool-conversation", "conversation", "2"),
+    ]
     final = scenarios["tool-conversation"].find("POST", RESPONSES_PATH, False, 2).body_json
     assert line["reports"] == {"finishReason": "stop", "steps": 2, "runs": 1, "text": explain.output_text(final)}
 
 
 # --- the page's examples, as written ------------------------------------------------------------
 
+
 def test_the_page_shows_each_included_file_as_it_is():
     _require_the_js_clients()
     included = INCLUDE.findall(PAGE.read_text())
-    assert {path for path, _ in included} == {"tests/js/mockllama.setup.ts", "tests/js/vitest.config.ts",
-                                               "tests/js/example.test.ts", "tests/js/truncation-safe-client.ts"}
+    assert {path for path, _ in included} == {
+        "tests/js/mockllama.setup.ts",
+        "tests/js/vitest.config.ts",
+        "tests/js/example.test.ts",
+        "tests/js/truncation-safe-client.ts",
+    }
     for path, shown in included:
         assert shown == (ROOT / path).read_text(), f"docs/typescript.md shows an old {path}: {WRITE}"
 
 
 def test_the_vitest_example_runs_as_written():
     _require_the_js_clients()
-    result = subprocess.run(["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=verbose"], cwd=JS,
-                            env={**_env(), "NO_COLOR": "1"}, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=verbose"],
+        cwd=JS,
+        env={**_env(), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert re.search(r"Tests +15 passed \(15\)", result.stdout), result.stdout[-2000:]
 
 
 def test_the_typescript_examples_typecheck():
     _require_the_js_clients()
-    result = subprocess.run(["node", "node_modules/typescript/bin/tsc", "--noEmit", "-p", "."], cwd=JS,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        ["node", "node_modules/typescript/bin/tsc", "--noEmit", "-p", "."],
+        cwd=JS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-4000:]

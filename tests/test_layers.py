@@ -29,11 +29,14 @@ def test_every_import_runs_down_the_layers():
     assert "0 broken" in result.stdout
 
 
-@pytest.mark.parametrize("module, climbing_import, contract", [
-    ("wire/routes.py", "import mockllama.server.app", "Layers along the request's journey"),
-    ("recordings/cassettes.py", "from mockllama.matching import keys", "Layers along the request's journey"),
-    ("behaviours/fixed.py", "from mockllama.matching import canonical", "do not know each other"),
-])
+@pytest.mark.parametrize(
+    "module, climbing_import, contract",
+    [
+        ("wire/routes.py", "import mockllama.server.app", "Layers along the request's journey"),
+        ("recordings/cassettes.py", "from mockllama.matching import keys", "Layers along the request's journey"),
+        ("behaviours/fixed.py", "from mockllama.matching import canonical", "do not know each other"),
+    ],
+)
 def test_an_import_that_breaks_a_contract_fails(tmp_path, module, climbing_import, contract):
     shutil.copytree(ROOT / "mockllama", tmp_path / "mockllama", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")

@@ -25,7 +25,7 @@ LISTEN = "0A"
 def _address(hex_address: str) -> str:
     """/proc/net/tcp writes addresses as host-order 32-bit words in hex."""
     raw = bytes.fromhex(hex_address)
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     return str(ipaddress.ip_address(words))
 
 
@@ -51,8 +51,9 @@ def _free_port() -> int:
 def _serve_and_look(*args: str) -> tuple[set[str], str, str]:
     """Start `mockllama serve`, read its listening addresses, stop it with Ctrl-C."""
     port = _free_port()
-    process = subprocess.Popen([*MOCKLLAMA, "serve", "--port", str(port), *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*MOCKLLAMA, "serve", "--port", str(port), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 20
         while not listening_addresses(port):

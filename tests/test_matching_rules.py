@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 import yaml
 import yamlkit
 from httpkit import call, post_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_scenarios
@@ -36,12 +36,15 @@ def test_zero_and_zero_point_zero_are_the_same_number(server):
     assert _selected(server, {**SEED, "temperature": 0.5})[0] == 404  # a different number still differs
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("model", "some-other-model"),
-    ("stream_options", {"include_usage": True}),
-    ("user", "user-1234"),
-    ("metadata", {"run": "42", "suite": "client-tests"}),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("model", "some-other-model"),
+        ("stream_options", {"include_usage": True}),
+        ("user", "user-1234"),
+        ("metadata", {"run": "42", "suite": "client-tests"}),
+    ],
+)
 def test_fields_llama_server_ignores_are_ignored(server, field, value):
     assert _selected(server, {**SEED, field: value})[:3] == (200, "text-cut-8", "match")
 
@@ -53,16 +56,23 @@ def test_all_ignored_fields_at_once_and_a_field_that_counts(server):
 
 
 def test_selected_by_header(server):
-    status, scenario, how, _ = _selected(server, {"model": "x", "input": "never recorded"},
-                                         headers={"X-Mockllama-Scenario": "tool-cut-20"})
+    status, scenario, how, _ = _selected(
+        server, {"model": "x", "input": "never recorded"}, headers={"X-Mockllama-Scenario": "tool-cut-20"}
+    )
     assert (status, scenario, how) == (200, "tool-cut-20", "header")
     status, headers, _ = call(server.url, "GET", "/health", headers={"X-Mockllama-Scenario": "server-info"})
-    assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == (200, "server-info", "header")
+    assert (status, headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == (
+        200,
+        "server-info",
+        "header",
+    )
 
 
 def test_selected_by_recorded_bytes(server):
     """A body that is not JSON, recorded byte for byte in `errors`, gets llama-server's own reply."""
-    recorded = next(r for r in yamlkit.read("errors") if r.path == "/v1/chat/completions" and isinstance(r.request, str))
+    recorded = next(
+        r for r in yamlkit.read("errors") if r.path == "/v1/chat/completions" and isinstance(r.request, str)
+    )
     status, headers, body = call(server.url, "POST", "/v1/chat/completions", recorded.request.encode())
     assert (status, body.decode()) == (recorded.status, recorded.body)
     assert (headers["X-Mockllama-Scenario"], headers["X-Mockllama-Selected-By"]) == ("errors", "recorded-bytes")
@@ -82,19 +92,27 @@ def test_an_unknown_scenario_header_is_a_404_that_lists_every_scenario(server):
     status, _, how, reply = _selected(server, SEED, headers={"X-Mockllama-Scenario": "no-such-scenario"})
     assert (status, how) == (404, None)
     assert json.loads(reply)["error"] == {
-        "code": 404, "type": "not_found_error",
+        "code": 404,
+        "type": "not_found_error",
         "message": f"mockllama: no scenario named 'no-such-scenario' (from X-Mockllama-Scenario). Known: {known}.",
     }
 
 
-@pytest.mark.parametrize(("name", "near"), [("poem-cut-16", "'poem-cut-30' or 'poem-cut-20'"),
-                                             ("text-cut", "'text-cut-8' or 'text-cut-64'"),
-                                             ("tool-finish", "'tool-finishes'")])
+@pytest.mark.parametrize(
+    ("name", "near"),
+    [
+        ("poem-cut-16", "'poem-cut-30' or 'poem-cut-20'"),
+        ("text-cut", "'text-cut-8' or 'text-cut-64'"),
+        ("tool-finish", "'tool-finishes'"),
+    ],
+)
 def test_a_scenario_header_that_is_almost_a_name_says_did_you_mean(server, name, near):
     status, _, _, reply = _selected(server, SEED, headers={"X-Mockllama-Scenario": name})
     assert status == 404
-    assert f"no scenario named '{name}' (from X-Mockllama-Scenario). Did you mean {near}? Known: " in (
-        json.loads(reply)["error"]["message"])
+    assert (
+        f"no scenario named '{name}' (from X-Mockllama-Scenario). Did you mean {near}? Known: "
+        in (json.loads(reply)["error"]["message"])
+    )
 
 
 def test_a_model_that_is_almost_a_scenario_name_says_did_you_mean(server):
@@ -102,8 +120,10 @@ def test_a_model_that_is_almost_a_scenario_name_says_did_you_mean(server):
     status, _, _, reply = _selected(server, {**SEED, "model": "poem-cut-16", "max_output_tokens": 16})
     message = json.loads(reply)["error"]["message"]
     assert status == 404
-    assert ("The model 'poem-cut-16' names no scenario, so the request was matched by its prompt. "
-            "Did you mean 'poem-cut-30' or 'poem-cut-20'?") in message
+    assert (
+        "The model 'poem-cut-16' names no scenario, so the request was matched by its prompt. "
+        "Did you mean 'poem-cut-30' or 'poem-cut-20'?"
+    ) in message
 
 
 @pytest.mark.parametrize("model", ["gpt-4o-mini", "x", "SmolLM2-135M-Instruct-Q4_1", "text"])
@@ -115,11 +135,21 @@ def test_an_ordinary_model_name_gets_no_did_you_mean(server, model):
 def _replies(count: int, name: str = "tool-conversation") -> list:
     """The recorded conversation's question followed by ``count`` pairs of ``name``'s own recorded call
     (only a scenario's own replies count as its turns) and an answer to it."""
-    turn_2 = next(r.request for r in yamlkit.read("tool-conversation") if r.path == "/v1/responses"
-                  and not r.stream and any(item.get("type") == "function_call" for item in r.request["input"]))
+    turn_2 = next(
+        r.request
+        for r in yamlkit.read("tool-conversation")
+        if r.path == "/v1/responses"
+        and not r.stream
+        and any(item.get("type") == "function_call" for item in r.request["input"])
+    )
     question = [item for item in turn_2["input"] if item.get("type") not in ("function_call", "function_call_output")]
-    call = next(item for r in yamlkit.read(name) if r.path == "/v1/responses" and not r.stream
-                for item in json.loads(r.body)["output"] if item["type"] == "function_call")
+    call = next(
+        item
+        for r in yamlkit.read(name)
+        if r.path == "/v1/responses" and not r.stream
+        for item in json.loads(r.body)["output"]
+        if item["type"] == "function_call"
+    )
     pair = [call, {"type": "function_call_output", "call_id": call["call_id"], "output": "done"}]
     return question + pair * count
 
@@ -141,7 +171,7 @@ def test_past_the_last_turn_says_who_chose_the_scenario_and_counts_the_replies(s
         f"mockllama: scenario '{name}' (chosen by {who}) records {turns} turn{'s' if turns != 1 else ''}, but this "
         f"request carries {said} (function calls or assistant messages), so it asks for turn {replies + 1}. "
         f"mockllama never replays an earlier turn for a later one. Stop the conversation after turn {turns}, "
-        "or record a longer conversation (a catalogue entry with \"turns\")."
+        'or record a longer conversation (a catalogue entry with "turns").'
     )
 
 
@@ -180,6 +210,7 @@ def test_did_you_mean_names_the_three_nearest_at_most():
     from mockllama.matching.matcher import Matcher
     from mockllama.recordings.cassettes import Scenario
     from mockllama.wire.errors import RequestError
+
     names = ["case-1", "case-2", "case-3", "case-4", "case-5"]
     matcher = Matcher({name: Scenario(name=name, source=Path(f"{name}.yaml")) for name in names})
     with pytest.raises(RequestError) as refused:
@@ -204,8 +235,11 @@ def test_a_recording_replaced_under_its_name_counts_its_own_replies_from_then_on
     def later_turn(scenario):
         call = next(i for i in scenario.interactions if i.path == "/v1/responses" and not i.stream).body_json
         call = call["output"][0]
-        items = [{"role": "user", "content": "Write it."}, call,
-                 {"type": "function_call_output", "call_id": call["call_id"], "output": "done"}]
+        items = [
+            {"role": "user", "content": "Write it."},
+            call,
+            {"type": "function_call_output", "call_id": call["call_id"], "output": "done"},
+        ]
         return json.dumps({"model": "x", "input": items}).encode()
 
     first, second = renamed("tool-cut-20"), renamed("tool-cut-30")
@@ -231,7 +265,9 @@ def test_the_names_suggested_are_difflib_s_own_from_every_scenario(names, asked)
 
     from mockllama.matching.matcher import NEAR_NAME, Matcher
     from mockllama.recordings.cassettes import Scenario
+
     matcher = Matcher({name: Scenario(name=name, source=Path(f"{name or 'x'}.yaml")) for name in names})
     expected = difflib.get_close_matches(asked, names, n=3, cutoff=NEAR_NAME)
     assert matcher._did_you_mean(asked) == (
-        f" Did you mean {' or '.join(repr(name) for name in expected)}?" if expected else "")
+        f" Did you mean {' or '.join(repr(name) for name in expected)}?" if expected else ""
+    )

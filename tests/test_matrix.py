@@ -20,7 +20,9 @@ def rows(scenarios):
 
 def test_the_docs_matrix_matches_a_fresh_run(rows):
     fresh = matrix.render(list(rows.values()))
-    assert matrix.table_in(PAGE.read_text()) == fresh, "run: python -m mockllama.teaching.matrix --write docs/behaviours.md"
+    assert matrix.table_in(PAGE.read_text()) == fresh, (
+        "run: python -m mockllama.teaching.matrix --write docs/behaviours.md"
+    )
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "text-cut-64", "text-finishes", "text-exact-limit"])

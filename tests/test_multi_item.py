@@ -72,10 +72,12 @@ def test_fixed_stream_closes_each_call_with_its_own_arguments(server, name):
     recorded = yamlkit.find(name, "/v1/responses", True).events()
     ids = [e["item"]["id"] for e in recorded if e["type"] == "response.output_item.done"]
     for item_id in ids:
-        deltas = "".join(d["delta"] for e, d in pairs
-                         if e == "response.function_call_arguments.delta" and d["item_id"] == item_id)
-        (position,) = [n for n, (e, d) in enumerate(pairs)
-                       if e == "response.output_item.done" and d["item"]["id"] == item_id]
+        deltas = "".join(
+            d["delta"] for e, d in pairs if e == "response.function_call_arguments.delta" and d["item_id"] == item_id
+        )
+        (position,) = [
+            n for n, (e, d) in enumerate(pairs) if e == "response.output_item.done" and d["item"]["id"] == item_id
+        ]
         before, arguments_done = pairs[position - 1]
         assert before == "response.function_call_arguments.done"
         assert arguments_done["item_id"] == item_id

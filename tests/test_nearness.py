@@ -12,23 +12,28 @@ from hypothesis import strategies as st
 
 from mockllama.matching.canonical import canonical_request
 from mockllama.matching.differences import differences
+from mockllama.matching.fingerprint import parts_of
 from mockllama.matching.keys import match_keys
 from mockllama.matching.matcher import Matcher
-from mockllama.matching.fingerprint import parts_of
 from mockllama.matching.nearness import Fingerprints, fewest
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.wire.errors import RequestError
 
 BUNDLED = Path(__file__).resolve().parent.parent / "cassettes" / "llama-server-b11434"
 SCENARIOS = load_scenarios([path for path in sorted(BUNDLED.iterdir()) if path.is_dir()])
-REQUESTS = [(i.path, i.request_json) for s in SCENARIOS.values() for i in s.interactions
-            if i.method == "POST" and isinstance(i.request_json, dict)]
+REQUESTS = [
+    (i.path, i.request_json)
+    for s in SCENARIOS.values()
+    for i in s.interactions
+    if i.method == "POST" and isinstance(i.request_json, dict)
+]
 
 
 def _count(path: str, sent: dict, recorded: dict) -> int:
     """nearness's count of how ``sent`` differs from ``recorded``."""
-    return fewest(parts_of(canonical_request(path, sent)),
-                  [("recorded", parts_of(canonical_request(path, recorded)))])[0]
+    return fewest(parts_of(canonical_request(path, sent)), [("recorded", parts_of(canonical_request(path, recorded)))])[
+        0
+    ]
 
 
 def test_the_count_is_the_number_of_differences_for_every_pair_of_recorded_requests():
@@ -46,8 +51,7 @@ def _edits():
     """Edits a client's request makes to a recorded one: a field dropped, changed or added, a
     message's text changed, a message dropped or added, a tool schema's keys reordered, a list
     sent as a string."""
-    return st.lists(st.sampled_from(["drop", "change", "add", "text", "pop", "push", "reorder", "flatten"]),
-                     max_size=4)
+    return st.lists(st.sampled_from(["drop", "change", "add", "text", "pop", "push", "reorder", "flatten"]), max_size=4)
 
 
 def _edited(body: dict, edits: list[str], salt: int) -> dict:
@@ -97,9 +101,13 @@ def test_equal_parts_are_one_object_across_recordings_read_together(tmp_path, mo
     monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", str(tmp_path / "index"))
     for _ in ("read", "from the index"):
         scenarios = load_scenarios([path for path in sorted(BUNDLED.iterdir()) if path.is_dir()], keys_of=match_keys)
-        responses = [i for s in scenarios.values() for i in s.interactions
-                     if i.path == "/v1/responses" and not i.stream and isinstance(i.request_json, dict)]
-        made = Fingerprints().of(("POST", "/v1/responses", False), lambda: responses)
+        responses = [
+            i
+            for s in scenarios.values()
+            for i in s.interactions
+            if i.path == "/v1/responses" and not i.stream and isinstance(i.request_json, dict)
+        ]
+        made = Fingerprints().of(("POST", "/v1/responses", False), lambda responses=responses: responses)
         parts = [part for _, recorded in made for part in recorded]
         assert len(made.parts) == len({id(part) for part in parts}) < len(parts) / 2
         assert {id(part) for part in parts} == set(made.parts)
@@ -107,8 +115,12 @@ def test_equal_parts_are_one_object_across_recordings_read_together(tmp_path, mo
 
 def test_a_route_s_candidates_are_kept_for_the_next_miss():
     fingerprints = Fingerprints()
-    responses = [i for s in SCENARIOS.values() for i in s.interactions
-                 if i.path == "/v1/responses" and isinstance(i.request_json, dict)]
+    responses = [
+        i
+        for s in SCENARIOS.values()
+        for i in s.interactions
+        if i.path == "/v1/responses" and isinstance(i.request_json, dict)
+    ]
     made = fingerprints.of(("POST", "/v1/responses", False), lambda: responses)
     assert fingerprints.of(("POST", "/v1/responses", False), lambda: []) is made
 
@@ -123,9 +135,13 @@ def test_a_404_names_the_same_nearest_scenarios_as_comparing_every_recording():
     except RequestError as err:
         message = str(err)
     # the served set-up's recordings (the default one): another set-up's answer only by name
-    candidates = {(i.scenario, i.turn): i for s in SCENARIOS.values() if s.setup == matcher.setup
-                  for i in s.interactions
-                  if i.path == path and not i.stream and isinstance(i.request_json, dict) and i.status < 400}
+    candidates = {
+        (i.scenario, i.turn): i
+        for s in SCENARIOS.values()
+        if s.setup == matcher.setup
+        for i in s.interactions
+        if i.path == path and not i.stream and isinstance(i.request_json, dict) and i.status < 400
+    }
     counted = {key: len(differences(path, sent, i.request_json)) for key, i in candidates.items()}
     fewest_count = min(counted.values())
     nearest_names = [name for (name, _), count in counted.items() if count == fewest_count]
@@ -147,14 +163,18 @@ def test_each_recording_s_parts_are_those_of_its_own_canonical_form():
             assert keys is None or keys[3] == (parts_of(canonical) if isinstance(canonical, dict) else None)
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-                     max_leaves=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_JSON | st.dictionaries(st.text(), _JSON, max_size=4), max_size=3),
-       st.dictionaries(st.integers() | st.booleans() | st.none(), _JSON, max_size=3))
+@given(
+    st.lists(_JSON | st.dictionaries(st.text(), _JSON, max_size=4), max_size=3),
+    st.dictionaries(st.integers() | st.booleans() | st.none(), _JSON, max_size=3),
+)
 def test_an_item_s_text_is_its_json_whatever_its_keys(messages, odd_keys):
     """An object's text is put together from its keys' texts; one whose keys are not strings (a
     body vcrpy kept as a YAML mapping) is encoded whole, as json.dumps writes it."""
@@ -164,9 +184,11 @@ def test_an_item_s_text_is_its_json_whatever_its_keys(messages, odd_keys):
         assert texts == [json.dumps(item) for item in items]
 
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                      max_size=3), max_leaves=8)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=500, deadline=None)

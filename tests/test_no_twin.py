@@ -48,11 +48,17 @@ def test_usage_at_the_limit_decides_and_the_header_says_so(no_twin_server, name,
     tokens, limit = _usage(name, stream)
     cut = tokens >= limit
     interaction = scenarios[f"{name}-no-twin"].find("POST", "/v1/responses", stream)
-    status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(interaction),
-                                 {"X-Mockllama-Scenario": f"{name}-no-twin"})
+    status, headers, body = call(
+        server.url,
+        "POST",
+        "/fixed/v1/responses",
+        request_bytes(interaction),
+        {"X-Mockllama-Scenario": f"{name}-no-twin"},
+    )
     assert status == 200
     assert headers["X-Mockllama-Decided-By"] == (
-        f"usage output_tokens={tokens} {'>=' if cut else '<'} max_output_tokens={limit}")
+        f"usage output_tokens={tokens} {'>=' if cut else '<'} max_output_tokens={limit}"
+    )
     if stream:
         pairs = sse_pairs(body)
         assert pairs[-1][0] == ("response.incomplete" if cut else "response.completed")

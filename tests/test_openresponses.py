@@ -12,8 +12,10 @@ from recordings import SCENARIOS, replayed_responses
 RESPONSE_SCENARIOS = sorted(name for name, s in SCENARIOS.items() if s.find("POST", "/v1/responses", True))
 # The one conflict with openai 3.57.0 (docs/behaviours.md, "The spec behaviour"): spec names the reasoning text
 # events as the SDK's types do; the document names the same events differently.
-NAMED_AS_THE_SDK_NAMES_THEM = {"response.reasoning_text.delta": "response.reasoning.delta",
-                               "response.reasoning_text.done": "response.reasoning.done"}
+NAMED_AS_THE_SDK_NAMES_THEM = {
+    "response.reasoning_text.delta": "response.reasoning.delta",
+    "response.reasoning_text.done": "response.reasoning.done",
+}
 
 
 def _as_the_document_names_it(data: dict) -> dict:

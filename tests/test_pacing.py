@@ -40,8 +40,9 @@ RESPONSES_DELTAS = ("response.output_text.delta", "response.function_call_argume
 def _is_delta(payload: dict) -> bool:
     if payload.get("type") in RESPONSES_DELTAS:
         return True
-    return any(c.get("delta", {}).get("content") or c.get("delta", {}).get("tool_calls")
-               for c in payload.get("choices", []))
+    return any(
+        c.get("delta", {}).get("content") or c.get("delta", {}).get("tool_calls") for c in payload.get("choices", [])
+    )
 
 
 def _yaml_timings(name: str, path: str, stream: bool) -> dict:
@@ -55,8 +56,9 @@ def _yaml_timings(name: str, path: str, stream: bool) -> dict:
 def _deltas(name: str, path: str) -> list[bool]:
     """For each block of the recorded stream: does it carry a delta?"""
     blocks = [b for b in yamlkit.find(name, path, True).body.split("\n\n") if b.strip()]
-    return [any(line.startswith("data: {") and _is_delta(json.loads(line[6:])) for line in b.split("\n"))
-            for b in blocks]
+    return [
+        any(line.startswith("data: {") and _is_delta(json.loads(line[6:])) for line in b.split("\n")) for b in blocks
+    ]
 
 
 def _schedule(name: str, path: str, factor: float) -> list[float]:
@@ -76,8 +78,10 @@ def _schedule(name: str, path: str, factor: float) -> list[float]:
 def _timed_chunks(url: str, path: str, body: bytes) -> tuple[list[float], list[bytes]]:
     """Each HTTP chunk of a streamed reply and when it arrived, in seconds after the request."""
     parts = urlsplit(url)
-    head = (f"POST {path} HTTP/1.1\r\nHost: {parts.hostname}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {parts.hostname}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
     arrivals, chunks, buffer, in_body = [], [], b"", False
     with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         started = time.perf_counter()
@@ -94,7 +98,7 @@ def _timed_chunks(url: str, path: str, body: bytes) -> tuple[list[float], list[b
                     break
                 chunks.append(rest[:size])
                 arrivals.append(now)
-                buffer = rest[size + 2:]
+                buffer = rest[size + 2 :]
     return arrivals, chunks
 
 
@@ -115,8 +119,9 @@ def _check_paced(arrivals: list[float], schedule: list[float], deltas: list[bool
 def test_every_event_keeps_the_recorded_spacing(start_server, name, path, factor):
     server = start_server(pace=factor)
     recorded = yamlkit.find(name, path, True)
-    arrivals, chunks = _timed_chunks(server.url, f"/buggy{path}", request_bytes(
-        SCENARIOS[name].find("POST", path, True)))
+    arrivals, chunks = _timed_chunks(
+        server.url, f"/buggy{path}", request_bytes(SCENARIOS[name].find("POST", path, True))
+    )
     assert b"".join(chunks).decode() == recorded.body
     deltas = _deltas(name, path)
     timings = _yaml_timings(name, path, True)

@@ -24,7 +24,9 @@ from mockllama.wire.routes import RESPONSES_PATH
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 PATCH = Path(__file__).resolve().parents[1] / "patches" / "llama-server-responses-incomplete.patch"
 PATCHED = load_scenarios([patched_cassette_dir()])
-PROVENANCES = {path.parent.name: json.loads(path.read_text()) for path in patched_cassette_dir().rglob("provenance.json")}
+PROVENANCES = {
+    path.parent.name: json.loads(path.read_text()) for path in patched_cassette_dir().rglob("provenance.json")
+}
 CATALOGUES = {"smollm2-135m-instruct-q4_1": "default", "smollm2-135m-forced-thinking": "forced-thinking"}
 
 
@@ -93,8 +95,10 @@ def test_fixed_agrees_with_what_the_patched_server_sent(name, stream):
 def _filled_body(interaction) -> bytes:
     if not interaction.is_event_stream:
         return json.dumps(_reasoning_status_filled(interaction.body_json)).encode()
-    return b"".join(f"event: {e.name}\ndata: {json.dumps(_reasoning_status_filled(e.json()))}\n\n".encode()
-                    for e in interaction.events)
+    return b"".join(
+        f"event: {e.name}\ndata: {json.dumps(_reasoning_status_filled(e.json()))}\n\n".encode()
+        for e in interaction.events
+    )
 
 
 @pytest.mark.parametrize(("name", "stream"), CASES)
@@ -133,8 +137,9 @@ def test_spec_on_the_patched_set_parses_strictly_as_the_sdk_types(name, stream):
 
 
 def test_scenarios_lists_the_patched_recordings():
-    result = subprocess.run([*MOCKLLAMA, "scenarios", "--recordings", "patched", "--json"],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [*MOCKLLAMA, "scenarios", "--recordings", "patched", "--json"], capture_output=True, text=True, check=True
+    )
     rows = {row["name"]: row for row in map(json.loads, result.stdout.splitlines())}
     assert rows["text-cut-8"]["responses_status"] == "incomplete"
     assert rows["text-finishes"]["responses_status"] == "completed"
@@ -142,8 +147,12 @@ def test_scenarios_lists_the_patched_recordings():
 
 
 def test_recordings_and_cassettes_together_are_refused(tmp_path):
-    result = subprocess.run([*MOCKLLAMA, "serve", "--recordings", "patched", "--cassettes", str(tmp_path)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [*MOCKLLAMA, "serve", "--recordings", "patched", "--cassettes", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "--recordings patched and --cassettes both choose the recordings: use one." in result.stderr
     assert "Traceback" not in result.stderr

@@ -10,7 +10,7 @@ from mockllama.recordings.cassettes import bundled_cassette_dir
 
 pytest_plugins = ["pytester"]
 
-INNER_TEST = '''
+INNER_TEST = """
 import openai
 
 def test_extra_scenario_is_served(mockllama):
@@ -20,7 +20,7 @@ def test_extra_scenario_is_served(mockllama):
 
 def test_base_url_param(mockllama_base_url):
     assert mockllama_base_url.endswith("/v1")
-'''
+"""
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_a_corrupt_extra_directory_fails_with_the_file_and_reason(pytester):
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-JOURNAL_TESTS = '''
+JOURNAL_TESTS = """
 import openai
 
 def _ask(mockllama, n):
@@ -77,13 +77,16 @@ def test_second_sees_only_its_own(mockllama, mockllama_journal):
     _ask(mockllama, 1)
     assert [e.body["input"] for e in mockllama_journal] == ["ask 0"]
     assert [e.body["input"] for e in mockllama.journal] == EXPECTED_SESSION
-'''
+"""
 
 
-@pytest.mark.parametrize(("option", "first", "session"), [
-    ([], ["ask 0", "ask 1", "ask 2"], ["ask 0", "ask 1", "ask 2", "ask 0"]),
-    (["--mockllama-journal-size", "2"], ["ask 1", "ask 2"], ["ask 2", "ask 0"]),  # a ring of the last two
-])
+@pytest.mark.parametrize(
+    ("option", "first", "session"),
+    [
+        ([], ["ask 0", "ask 1", "ask 2"], ["ask 0", "ask 1", "ask 2", "ask 0"]),
+        (["--mockllama-journal-size", "2"], ["ask 1", "ask 2"], ["ask 2", "ask 0"]),  # a ring of the last two
+    ],
+)
 def test_journal_fixture_per_test_and_journal_size_option(pytester, option, first, session):
     tests = JOURNAL_TESTS.replace("EXPECTED_FIRST", repr(first)).replace("EXPECTED_SESSION", repr(session))
     pytester.makepyfile(test_inner=tests)
@@ -99,7 +102,7 @@ def test_a_bad_journal_size_fails_with_a_message(pytester):
     result.stdout.re_match_lines([r".*mockllama: the journal size must be a whole number >= 0, not 'lots'.*"])
 
 
-FAULT_TESTS = '''
+FAULT_TESTS = """
 import openai
 import pytest
 
@@ -113,13 +116,14 @@ def test_other_scenarios_are_not(mockllama):
     client = openai.OpenAI(base_url=mockllama.base_url("spec"), api_key="unused", max_retries=0)
     events = [e.type for e in client.responses.create(model="text-cut-8", input="x", stream=True)]
     assert events[-1] == "response.incomplete"
-'''
+"""
 
 
 def test_fault_option_applies_per_scenario(pytester):
     pytester.makepyfile(test_inner=FAULT_TESTS)
-    result = pytester.runpytest_subprocess("--mockllama-fault", "text-finishes", "truncate-stream=2",
-                                           "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(
+        "--mockllama-fault", "text-finishes", "truncate-stream=2", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=2)
 
 

@@ -17,7 +17,7 @@ from mockllama.server.background import BackgroundServer
 
 pytest_plugins = ["pytester"]
 
-INNER = '''
+INNER = """
 import json, pathlib
 import openai
 
@@ -40,7 +40,7 @@ def test_stream(mockllama):
     events = [event.type for event in client.responses.create(**COUNT, stream=True)]
     _keep("stream", events)
     assert events[-1] == "response.completed"
-'''
+"""
 
 
 @pytest.fixture
@@ -70,8 +70,10 @@ def test_a_suite_records_once_then_runs_offline_with_the_same_results(inner_suit
 
 def test_ini_options_record_too(inner_suite):
     with BackgroundServer(create_app(SCENARIOS)) as upstream:
-        inner_suite.makeini(f"[pytest]\nmockllama_upstream = {upstream.url}\nmockllama_record_mode = new_episodes\n"
-                            "mockllama_record_to = recorded\n")
+        inner_suite.makeini(
+            f"[pytest]\nmockllama_upstream = {upstream.url}\nmockllama_record_mode = new_episodes\n"
+            "mockllama_record_to = recorded\n"
+        )
         inner_suite.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
     assert len(list((inner_suite.path / "recorded").glob("*.yaml"))) == 2
 

@@ -59,8 +59,12 @@ def test_the_cut_reasoning_item_and_the_response_are_incomplete(server, behaviou
 
 @pytest.mark.parametrize("behaviour", ["fixed", "spec"])
 def test_a_reasoning_reply_that_finished_stays_completed(server, behaviour):
-    assert SCENARIOS["thinking-finishes"].twin_finish_reason(
-        SCENARIOS["thinking-finishes"].find("POST", "/v1/responses", False)) == "stop"
+    assert (
+        SCENARIOS["thinking-finishes"].twin_finish_reason(
+            SCENARIOS["thinking-finishes"].find("POST", "/v1/responses", False)
+        )
+        == "stop"
+    )
     body = replayed_responses(server, behaviour, "thinking-finishes", False)
     assert body["status"] == "completed" and body["incomplete_details"] is None
     assert replayed_responses(server, behaviour, "thinking-finishes", True)[-1][0] == "response.completed"
@@ -71,11 +75,19 @@ def test_spec_frames_reasoning_text_as_the_openai_format_does(server, name):
     pairs = replayed_responses(server, "spec", name, True)
     kinds = [event for event, _ in pairs]
     deltas = [data for event, data in pairs if event == "response.reasoning_text.delta"]
-    assert kinds[:4] == ["response.created", "response.in_progress", "response.output_item.added",
-                         "response.content_part.added"]
-    assert kinds[4:4 + len(deltas)] == ["response.reasoning_text.delta"] * len(deltas)
-    assert kinds[4 + len(deltas):] == ["response.reasoning_text.done", "response.content_part.done",
-                                       "response.output_item.done", kinds[-1]]
+    assert kinds[:4] == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+    ]
+    assert kinds[4 : 4 + len(deltas)] == ["response.reasoning_text.delta"] * len(deltas)
+    assert kinds[4 + len(deltas) :] == [
+        "response.reasoning_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        kinds[-1],
+    ]
     text = "".join(d["delta"] for d in deltas)
     by_kind = dict(pairs)
     assert by_kind["response.reasoning_text.done"]["text"] == text
@@ -93,7 +105,9 @@ def test_spec_frames_reasoning_text_as_the_openai_format_does(server, name):
 def test_messages_thinking_cut_is_replayed_as_recorded_in_every_behaviour(server):
     interaction = SCENARIOS["messages-thinking-cut-12"].find("POST", "/v1/messages", False)
     for behaviour in ("buggy", "fixed", "spec"):
-        status, _, body = call(server.url, "POST", f"/{behaviour}/v1/messages", request_bytes(interaction), chosen(interaction))
+        status, _, body = call(
+            server.url, "POST", f"/{behaviour}/v1/messages", request_bytes(interaction), chosen(interaction)
+        )
         assert status == 200 and body == interaction.body
     body = interaction.body_json
     assert body["stop_reason"] == "max_tokens" and [c["type"] for c in body["content"]] == ["thinking"]

@@ -34,8 +34,9 @@ SECRET = "sk-planted-secret-0123456789"
 
 
 def _record(url, out, *args):
-    return subprocess.run([*MOCKLLAMA, "record", "--server", url, "--out", str(out), *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [*MOCKLLAMA, "record", "--server", url, "--out", str(out), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def _body(interaction):
@@ -54,7 +55,9 @@ def _planned_bytes(planned) -> bytes | None:
     return None if text is None else text.encode()
 
 
-BUNDLED_CATALOGUES = sorted((Path(__file__).resolve().parent.parent / "mockllama" / "recordings" / "catalogues").glob("*.json"))
+BUNDLED_CATALOGUES = sorted(
+    (Path(__file__).resolve().parent.parent / "mockllama" / "recordings" / "catalogues").glob("*.json")
+)
 
 
 def test_the_bundled_catalogues_reproduce_the_bundled_requests_exactly(scenarios):
@@ -86,7 +89,10 @@ def test_json_bodies_are_recorded_as_the_exact_string_sent(server, tmp_path):
 
 def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
     request = {
-        "model": "x", "instructions": "Be brief.", "max_output_tokens": 16, "temperature": 0,
+        "model": "x",
+        "instructions": "Be brief.",
+        "max_output_tokens": 16,
+        "temperature": 0,
         "input": [
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
             {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
@@ -96,15 +102,21 @@ def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
         "tool_choice": {"type": "function", "name": "f"},
     }
     assert chat_twin(request) == {
-        "model": "x", "max_tokens": 16, "temperature": 0,
+        "model": "x",
+        "max_tokens": 16,
+        "temperature": 0,
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
-            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
-                                                  "function": {"name": "f", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": "ok"},
         ],
-        "tools": [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}],
+        "tools": [
+            {"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}
+        ],
         "tool_choice": {"type": "function", "function": {"name": "f"}},
     }
     assert chat_twin({"input": "Hello", "max_output_tokens": 8})["messages"] == [{"content": "Hello", "role": "user"}]
@@ -115,11 +127,11 @@ def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
     [
         ({"scenarios": [{"name": "a"}]}, "exactly one of"),
         ({"scenarios": [{"name": "a", "responses": {}}, {"name": "a", "responses": {}}]}, "appears twice"),
-        ({"scenarios": [{"name": "../escape", "responses": {}}]}, "plain \"name\""),
-        ({"scenarios": [{"name": "a", "requests": [{"method": "POST"}]}]}, "needs at least a \"path\""),
-        ([1, 2], "\"scenarios\" list"),
-        ({"scenarios": [{"name": "a", "requests": [], "turns": []}]}, "only beside \"responses\""),
-        ({"scenarios": [{"name": "a", "responses": {}, "turns": [{"drop": ["x"]}]}]}, "needs a \"tool_output\""),
+        ({"scenarios": [{"name": "../escape", "responses": {}}]}, 'plain "name"'),
+        ({"scenarios": [{"name": "a", "requests": [{"method": "POST"}]}]}, 'needs at least a "path"'),
+        ([1, 2], '"scenarios" list'),
+        ({"scenarios": [{"name": "a", "requests": [], "turns": []}]}, 'only beside "responses"'),
+        ({"scenarios": [{"name": "a", "responses": {}, "turns": [{"drop": ["x"]}]}]}, 'needs a "tool_output"'),
     ],
 )
 def test_bad_catalogues_are_refused_with_a_reason(catalogue, words):
@@ -147,7 +159,9 @@ def test_round_trip_through_mockllama_reproduces_the_source_interactions(server,
     assert provenance["model"] == "SmolLM2-135M-Instruct-Q4_1"
     assert provenance["scenarios"]["text-cut-8"] == "responses=completed twin=length"
     assert len(provenance["chat_template_sha256"]) == 64
-    assert any(line.split() == ["text-cut-8", "responses=completed", "twin=length"] for line in result.stdout.splitlines())
+    assert any(
+        line.split() == ["text-cut-8", "responses=completed", "twin=length"] for line in result.stdout.splitlines()
+    )
 
 
 def _with_planted_cookie(app: web.Application) -> web.Application:
@@ -161,13 +175,35 @@ def _with_planted_cookie(app: web.Application) -> web.Application:
 
 def test_secrets_never_reach_the_cassette(scenarios, tmp_path):
     catalogue = tmp_path / "catalogue.json"
-    planted = {"Authorization": f"Bearer {SECRET}", "api-key": SECRET, "x-api-key": SECRET,
-               "Cookie": f"session={SECRET}"}
-    catalogue.write_text(json.dumps({"scenarios": [
-        {"name": "text-cut-8", "requests": [{"path": "/v1/responses", "headers": planted, "json": {
-            "model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8,
-            "temperature": 0}}]},
-    ]}))
+    planted = {
+        "Authorization": f"Bearer {SECRET}",
+        "api-key": SECRET,
+        "x-api-key": SECRET,
+        "Cookie": f"session={SECRET}",
+    }
+    catalogue.write_text(
+        json.dumps(
+            {
+                "scenarios": [
+                    {
+                        "name": "text-cut-8",
+                        "requests": [
+                            {
+                                "path": "/v1/responses",
+                                "headers": planted,
+                                "json": {
+                                    "model": "x",
+                                    "input": "Count from 1 to 200, separated by spaces.",
+                                    "max_output_tokens": 8,
+                                    "temperature": 0,
+                                },
+                            }
+                        ],
+                    },
+                ]
+            }
+        )
+    )
     out = tmp_path / "out"
     with BackgroundServer(_with_planted_cookie(create_app(scenarios))) as server:
         result = _record(server.url, out, "--catalogue", str(catalogue), "--api-key", SECRET)
@@ -192,10 +228,21 @@ def test_an_interrupted_scenario_keeps_the_old_cassette_and_leaves_no_partial_fi
     old = out / "text-cut-8.yaml"
     old.write_text("the old cassette\n")
     catalogue = tmp_path / "catalogue.json"
-    catalogue.write_text(json.dumps({"scenarios": [{"name": "text-cut-8", "requests": [
-        {"path": "/v1/responses", "json": {"model": "text-cut-8", "input": "x"}},
-        {"path": "/v1/slow", "json": {}},
-    ]}]}))
+    catalogue.write_text(
+        json.dumps(
+            {
+                "scenarios": [
+                    {
+                        "name": "text-cut-8",
+                        "requests": [
+                            {"path": "/v1/responses", "json": {"model": "text-cut-8", "input": "x"}},
+                            {"path": "/v1/slow", "json": {}},
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     with BackgroundServer(app) as server:
         result = _record(server.url, out, "--catalogue", str(catalogue), "--timeout", "0.5")
     assert result.returncode == 2
@@ -255,19 +302,37 @@ def test_a_patched_server_is_recorded_with_the_patch_name_and_sha256(server, tmp
     assert result.returncode == 0, result.stderr
     provenance = json.loads((out / "provenance.json").read_text())
     assert provenance["server_patch"] == {"file": "fix.patch", "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}
-    result = _record(server.url, tmp_path / "again", "--scenario", "text-cut-8", "--server-patch", str(tmp_path / "nope"))
+    result = _record(
+        server.url, tmp_path / "again", "--scenario", "text-cut-8", "--server-patch", str(tmp_path / "nope")
+    )
     assert result.returncode == 2 and "nope" in result.stderr and "Traceback" not in result.stderr
 
 
 def _catalogue_for_setup(tmp_path, sha256: str):
     catalogue = tmp_path / "setup-catalogue.json"
-    catalogue.write_text(json.dumps({
-        "setup": {"name": "some-setup", "chat_template_file": "Some-Template.jinja", "chat_template_sha256": sha256,
-                  "note": "what these recordings are"},
-        "scenarios": [{"name": "text-cut-8", "responses": {
-            "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "model": "x",
-            "temperature": 0}}],
-    }))
+    catalogue.write_text(
+        json.dumps(
+            {
+                "setup": {
+                    "name": "some-setup",
+                    "chat_template_file": "Some-Template.jinja",
+                    "chat_template_sha256": sha256,
+                    "note": "what these recordings are",
+                },
+                "scenarios": [
+                    {
+                        "name": "text-cut-8",
+                        "responses": {
+                            "input": "Count from 1 to 200, separated by spaces.",
+                            "max_output_tokens": 8,
+                            "model": "x",
+                            "temperature": 0,
+                        },
+                    }
+                ],
+            }
+        )
+    )
     return catalogue
 
 
@@ -293,10 +358,11 @@ def test_a_catalogue_setup_is_checked_and_copied_into_provenance(server, scenari
     assert provenance["chat_template_sha256"] == sha256 and provenance["note"] == "what these recordings are"
 
 
-@pytest.mark.parametrize("setup", [[], {"name": "a"}, {"name": "a", "chat_template_file": "t", "note": "n",
-                                                       "chat_template_sha256": 1}])
+@pytest.mark.parametrize(
+    "setup", [[], {"name": "a"}, {"name": "a", "chat_template_file": "t", "note": "n", "chat_template_sha256": 1}]
+)
 def test_a_malformed_setup_is_refused_with_a_reason(setup):
-    with pytest.raises(CatalogueError, match="\"setup\" must be an object"):
+    with pytest.raises(CatalogueError, match='"setup" must be an object'):
         parse_setup({"setup": setup, "scenarios": []})
 
 

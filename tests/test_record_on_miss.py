@@ -114,8 +114,10 @@ def _written(directory: Path) -> list[str]:
 # --- the record modes and the one decision -------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "mode"), [("none", RecordMode.NONE), ("new", RecordMode.NEW),
-                                            ("new_episodes", RecordMode.NEW), ("ALL", RecordMode.ALL)])
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [("none", RecordMode.NONE), ("new", RecordMode.NEW), ("new_episodes", RecordMode.NEW), ("ALL", RecordMode.ALL)],
+)
 def test_record_modes_accept_vcrpys_spellings(text, mode):
     assert parse_record_mode(text) is mode
 
@@ -201,8 +203,10 @@ def test_the_first_block_does_not_wait_for_the_end_of_generation(upstream, proxy
 def test_a_client_that_goes_away_mid_stream_does_not_cut_the_recording(upstream, proxy, tmp_path):
     mock = proxy(upstream(pace=0.5).url)
     body = _request("text-cut-64", True)
-    head = (f"POST /buggy/v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    head = (
+        f"POST /buggy/v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
     with socket.create_connection(("127.0.0.1", int(mock.url.rsplit(":", 1)[1])), timeout=30) as sock:
         sock.sendall(head + body)
         assert sock.recv(100).startswith(b"HTTP/1.1 200")
@@ -277,7 +281,8 @@ def test_two_identical_concurrent_misses_make_one_generation_and_one_recording(u
     generations = [p for p in seen.paths() if p in ("/v1/responses", "/v1/chat/completions")]
     assert generations == ["/v1/responses", "/v1/chat/completions"]
     assert [n for n in _written(tmp_path / "recorded") if n.endswith(".yaml")] == [
-        replies[0][1]["X-Mockllama-Scenario"] + ".yaml"]
+        replies[0][1]["X-Mockllama-Scenario"] + ".yaml"
+    ]
 
 
 def test_the_scenario_header_names_the_cassette_and_both_stream_flags_share_it(upstream, proxy, tmp_path):
@@ -288,8 +293,11 @@ def test_the_scenario_header_names_the_cassette_and_both_stream_flags_share_it(u
         assert status == 200 and headers["X-Mockllama-Scenario"] == "my-count"
     scenario = load_cassette(tmp_path / "recorded" / "my-count.yaml")
     assert [(i.path, i.stream) for i in scenario.interactions] == [
-        ("/v1/responses", False), ("/v1/chat/completions", False),
-        ("/v1/responses", True), ("/v1/chat/completions", True)]
+        ("/v1/responses", False),
+        ("/v1/chat/completions", False),
+        ("/v1/responses", True),
+        ("/v1/chat/completions", True),
+    ]
     # any prompt now gets it, as for a bundled scenario
     status, headers, body = post_json(mock.url, "/fixed/v1/responses", {"input": "anything"}, header)
     assert (status, headers["X-Mockllama-Selected-By"], json.loads(body)["status"]) == (200, "header", "incomplete")
@@ -297,8 +305,13 @@ def test_the_scenario_header_names_the_cassette_and_both_stream_flags_share_it(u
 
 def test_a_scenario_header_that_is_not_a_file_name_is_refused(upstream, proxy, tmp_path):
     mock = proxy(upstream().url)
-    status, _, body = call(mock.url, "POST", "/buggy/v1/responses", _request("text-cut-8", False),
-                           {"X-Mockllama-Scenario": "../../etc/evil"})
+    status, _, body = call(
+        mock.url,
+        "POST",
+        "/buggy/v1/responses",
+        _request("text-cut-8", False),
+        {"X-Mockllama-Scenario": "../../etc/evil"},
+    )
     assert status == 400 and "file name" in json.loads(body)["error"]["message"]
     assert _written(tmp_path / "recorded") == []
 
@@ -348,6 +361,7 @@ def test_an_upstream_that_is_down_gets_a_502_naming_it_without_its_password(prox
 
 def _fake_llama_server(handler) -> web.Application:
     """Just enough llama-server for the probe; ``handler`` answers /v1/responses."""
+
     def answer(payload):
         async def reply(request):
             return web.json_response(payload)
@@ -386,7 +400,7 @@ def test_a_stream_that_breaks_off_upstream_is_cut_for_the_client_and_never_writt
 
     with BackgroundServer(_fake_llama_server(breaks)) as broken:
         mock = proxy(broken.url)
-        with pytest.raises(Exception):  # the client sees the stream stop, not a clean end
+        with pytest.raises((http.client.HTTPException, ConnectionError)):  # the stream stops, no clean end
             call(mock.url, "POST", "/buggy/v1/responses", _request("text-cut-8", True))
         time.sleep(0.3)
     assert _written(tmp_path / "recorded") == []
@@ -400,8 +414,11 @@ def test_upstream_errors_are_passed_through_and_recorded_as_they_are(upstream, p
         status, _, first = call(mock.url, "POST", "/buggy/v1/responses", body)
         assert direct[0] == 400 and (status, first) == (400, direct[2])  # llama-server's own 400, recorded
         status, headers, again = call(mock.url, "POST", "/buggy/v1/responses", body)
-        assert (status, again, headers["X-Mockllama-Selected-By"]) == (400, first, "match" if body[-1:] == b"}"
-                                                                          else "recorded-bytes")
+        assert (status, again, headers["X-Mockllama-Selected-By"]) == (
+            400,
+            first,
+            "match" if body[-1:] == b"}" else "recorded-bytes",
+        )
 
 
 def test_secrets_never_reach_the_record_directory(upstream, proxy, tmp_path):
@@ -412,8 +429,13 @@ def test_secrets_never_reach_the_record_directory(upstream, proxy, tmp_path):
     seen = Seen()
     up = upstream(seen=seen, prepare=plant)
     mock = proxy(up.url.replace("http://", f"http://bob:{PASSWORD}@"))
-    planted = {"Authorization": f"Bearer {SECRET}", "api-key": SECRET, "x-api-key": SECRET,
-               "Cookie": f"session={SECRET}", "X-Custom-Token": SECRET}
+    planted = {
+        "Authorization": f"Bearer {SECRET}",
+        "api-key": SECRET,
+        "x-api-key": SECRET,
+        "Cookie": f"session={SECRET}",
+        "X-Custom-Token": SECRET,
+    }
     for stream in (False, True):
         status, headers, _ = call(mock.url, "POST", "/fixed/v1/responses", _request("text-cut-8", stream), planted)
         assert status == 200 and SECRET not in str(dict(headers))

@@ -17,8 +17,11 @@ _spec = importlib.util.spec_from_file_location("truncation_safe_client", EXAMPLE
 client_module = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(client_module)
 
-RESPONSE_SCENARIOS = sorted(n for n, s in SCENARIOS.items() if s.find("POST", "/v1/responses", False)
-                            and s.find("POST", "/v1/responses", False).status == 200)
+RESPONSE_SCENARIOS = sorted(
+    n
+    for n, s in SCENARIOS.items()
+    if s.find("POST", "/v1/responses", False) and s.find("POST", "/v1/responses", False).status == 200
+)
 PINNED = {"text-exact-limit", "tool-cut-30"}
 
 
@@ -76,8 +79,9 @@ def test_an_unparsable_call_is_caught_even_without_a_limit(server):
 
 
 def test_the_example_runs_as_a_script(server):
-    out = subprocess.run([sys.executable, str(EXAMPLE), server.base_url("buggy")], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLE), server.base_url("buggy")], capture_output=True, text=True, check=True
+    ).stdout
     assert out.splitlines()[0] == "status='completed' cut_off=True (usage.output_tokens reached max_output_tokens=8)"
 
 
@@ -97,8 +101,13 @@ EXPECTED_REASON = {  # what the client says for each kind of fault
 
 def _faulted_client(server, fault):
     timeout = 0.5 if fault.startswith("stall") else 30
-    return openai.OpenAI(base_url=server.base_url("spec"), api_key="unused", max_retries=0, timeout=timeout,
-                         default_headers={"X-Mockllama-Fault": fault})
+    return openai.OpenAI(
+        base_url=server.base_url("spec"),
+        api_key="unused",
+        max_retries=0,
+        timeout=timeout,
+        default_headers={"X-Mockllama-Fault": fault},
+    )
 
 
 def _expected(fault: str) -> str:
@@ -138,14 +147,20 @@ LADDER = ("ladder-cut-8", "ladder-cut-16", "ladder-finishes")
 @pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
 def test_the_retry_ladder_doubles_the_limit_until_the_reply_is_complete(server, behaviour):
     client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused")
-    attempts = client_module.ask_until_complete(client, client_module.limits_doubling(8, 1024), model="x",
-                                                input=client_module.LADDER_PROMPT, temperature=0)
+    attempts = client_module.ask_until_complete(
+        client, client_module.limits_doubling(8, 1024), model="x", input=client_module.LADDER_PROMPT, temperature=0
+    )
     assert [a.max_output_tokens for a in attempts] == [8, 16, 32]
     assert [a.cut_off for a in attempts] == [True, True, False]
     assert [_really_cut(name) for name in LADDER] == [True, True, False]  # the chat twins agree
     final = attempts[-1].response
-    assert final.status == "completed" and final.output_text == SCENARIOS["ladder-finishes"].find(
-        "POST", "/v1/responses", False).body_json["output"][0]["content"][0]["text"]
+    assert (
+        final.status == "completed"
+        and final.output_text
+        == SCENARIOS["ladder-finishes"]
+        .find("POST", "/v1/responses", False)
+        .body_json["output"][0]["content"][0]["text"]
+    )
     expected = "usage.output_tokens reached" if behaviour == "buggy" else "status is 'incomplete'"
     assert all(a.reason.startswith(expected) for a in attempts[:-1])
 

@@ -71,8 +71,11 @@ def _server_tasks(server) -> int:
 def _start_and_abandon_stream(url: str, body: bytes) -> bytes:
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
-        sock.sendall(f"POST /fixed/v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        sock.sendall(
+            f"POST /fixed/v1/responses HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         first = sock.recv(4096)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # send RST
     return first
@@ -102,12 +105,27 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
-FIELDS = ["model", "input", "messages", "stream", "max_output_tokens", "max_tokens", "tools", "tool_choice",
-          "temperature", "metadata", "user", "stream_options"]
+FIELDS = [
+    "model",
+    "input",
+    "messages",
+    "stream",
+    "max_output_tokens",
+    "max_tokens",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "metadata",
+    "user",
+    "stream_options",
+]
 REQUEST_LIKE = st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=6)
-RECORDED_BODIES = [i.request_json for s in SCENARIOS.values() for i in s.interactions if isinstance(i.request_json, dict)]
+RECORDED_BODIES = [
+    i.request_json for s in SCENARIOS.values() for i in s.interactions if isinstance(i.request_json, dict)
+]
 MUTATED = st.tuples(st.sampled_from(RECORDED_BODIES), st.sampled_from(FIELDS), JSON_VALUES).map(
-    lambda t: {**t[0], t[1]: t[2]})
+    lambda t: {**t[0], t[1]: t[2]}
+)
 BODIES = st.one_of(
     REQUEST_LIKE.map(lambda b: json.dumps(b).encode()),
     MUTATED.map(lambda b: json.dumps(b).encode()),
@@ -116,19 +134,33 @@ BODIES = st.one_of(
     st.integers(10_000, 2_000_000).map(lambda n: json.dumps({"model": "x", "input": "x" * n}).encode()),
     st.sampled_from([i.request_raw for s in SCENARIOS.values() for i in s.interactions if i.request_raw]),
 )
-PATHS = st.sampled_from([f"{prefix}{route}" for prefix in ("", "/buggy", "/fixed", "/spec")
-                         for route in ("/v1/responses", "/v1/chat/completions", "/v1/messages")] + ["/v1/nope"])
-HEADERS = st.fixed_dictionaries({}, optional={
-    "X-Mockllama-Scenario": st.sampled_from([*SCENARIOS, "nope", "../errors", ""]),
-    "X-Mockllama-Behaviour": st.sampled_from(["buggy", "fixed", "spec", "BUGGY", "x"]),
-})
+PATHS = st.sampled_from(
+    [
+        f"{prefix}{route}"
+        for prefix in ("", "/buggy", "/fixed", "/spec")
+        for route in ("/v1/responses", "/v1/chat/completions", "/v1/messages")
+    ]
+    + ["/v1/nope"]
+)
+HEADERS = st.fixed_dictionaries(
+    {},
+    optional={
+        "X-Mockllama-Scenario": st.sampled_from([*SCENARIOS, "nope", "../errors", ""]),
+        "X-Mockllama-Behaviour": st.sampled_from(["buggy", "fixed", "spec", "BUGGY", "x"]),
+    },
+)
 
 
 def test_fuzzed_requests_never_get_an_unrecorded_5xx_or_a_traceback(server):
     sent = []
 
-    @settings(max_examples=2000, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+    @settings(
+        max_examples=2000,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    )
     @given(path=PATHS, body=BODIES, headers=HEADERS)
     def probe(path, body, headers):
         status, response_headers, reply = call(server.url, "POST", path, body, headers)
@@ -146,8 +178,11 @@ def test_fuzzed_requests_never_get_an_unrecorded_5xx_or_a_traceback(server):
 
 
 def _snapshot(directory: Path) -> dict:
-    return {str(p.relative_to(directory)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_a_read_only_cassette_directory_works_and_is_never_written(tmp_path):
@@ -161,9 +196,11 @@ def test_a_read_only_cassette_directory_works_and_is_never_written(tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     # A private mount namespace: the read-only bind mount vanishes with the process.
-    script = (f"mount --bind {source} {mount} && mount -o remount,bind,ro {mount} && "
-              f"if touch {mount}/probe 2>/dev/null; then exit 99; fi && "
-              f"exec {sys.executable} -m mockllama serve --cassettes {mount} --port {port}")
+    script = (
+        f"mount --bind {source} {mount} && mount -o remount,bind,ro {mount} && "
+        f"if touch {mount}/probe 2>/dev/null; then exit 99; fi && "
+        f"exec {sys.executable} -m mockllama serve --cassettes {mount} --port {port}"
+    )
     process = subprocess.Popen(["unshare", "-rm", "sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}"
@@ -188,8 +225,9 @@ def test_a_read_only_cassette_directory_works_and_is_never_written(tmp_path):
     assert _snapshot(source) == before
 
 
-@pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "text-cut-8/../errors", "..", "errors.yaml",
-                                  "%2e%2e%2fetc%2fpasswd"])
+@pytest.mark.parametrize(
+    "name", ["../../etc/passwd", "/etc/passwd", "text-cut-8/../errors", "..", "errors.yaml", "%2e%2e%2fetc%2fpasswd"]
+)
 def test_scenario_header_cannot_reach_files(server, name):
     status, _, body = call(server.url, "POST", "/v1/responses", b'{"input": "x"}', {"X-Mockllama-Scenario": name})
     assert status == 404

@@ -15,10 +15,20 @@ from mockllama.recordings import safe_yaml
 from mockllama.recordings.cassettes import bundled_cassette_dir, patched_cassette_dir
 from mockllama.recordings.safe_yaml import load_yaml
 
-scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary()
-           | st.datetimes(timezones=st.just(datetime.timezone.utc)))
-documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                         | st.dictionaries(st.text() | st.integers(), inner, max_size=4), max_leaves=25)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary()
+    | st.datetimes(timezones=st.just(datetime.timezone.utc))
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text() | st.integers(), inner, max_size=4),
+    max_leaves=25,
+)
 
 
 @given(documents, st.booleans())
@@ -35,14 +45,17 @@ def test_every_shipped_cassette_loads_as_pyyaml_loads_it(directory):
         assert load_yaml(text) == yaml.safe_load(text), path
 
 
-@pytest.mark.parametrize("text", [
-    "base: &b {a: 1}\nmerged: {<<: *b, c: 2}\n",  # a merge key (aliases present: PyYAML builds it)
-    "merged: {<<: {a: 1}, c: 2}\n",  # a merge key without an alias
-    "s: !!set {a, b}\n",
-    "o: !!omap [{a: 1}, {b: 2}]\n",
-    "p: !!pairs [{a: 1}, {a: 2}]\n",
-    "=: value key\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "base: &b {a: 1}\nmerged: {<<: *b, c: 2}\n",  # a merge key (aliases present: PyYAML builds it)
+        "merged: {<<: {a: 1}, c: 2}\n",  # a merge key without an alias
+        "s: !!set {a, b}\n",
+        "o: !!omap [{a: 1}, {b: 2}]\n",
+        "p: !!pairs [{a: 1}, {a: 2}]\n",
+        "=: value key\n",
+    ],
+)
 def test_what_the_fast_path_leaves_to_pyyaml_is_built_by_pyyaml(text):
     assert load_yaml(text) == yaml.safe_load(text)
 

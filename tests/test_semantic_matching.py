@@ -50,12 +50,26 @@ def test_every_equivalent_form_reaches_the_same_recording(server, name, path, fi
         ({"temperature": 0.7}, "temperature: sent 0.7, recorded 0"),
         ({"max_output_tokens": 500}, "max_output_tokens: sent 500, recorded 8"),
         ({"top_p": 0.5, "temperature": 0.7}, "top_p: sent 0.5, recorded absent"),  # counts unless greedy
-        ({"tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}, "tools: sent [{\"function\": {\"name\": \"f\""),
-        ({"instructions": "Be brief."}, "messages[0].content: sent \"Be brief.\""),
+        (
+            {"tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]},
+            'tools: sent [{"function": {"name": "f"',
+        ),
+        ({"instructions": "Be brief."}, 'messages[0].content: sent "Be brief."'),
         ({"frequency_penalty": 1.5}, "frequency_penalty: sent 1.5, recorded absent"),  # even at temperature 0
-        ({"input": [{"role": "user", "content": [{"type": "input_text", "text": "Count from 1 to 200,"},
-                                                 {"type": "input_text", "text": " separated by spaces."}]}]},
-         "messages[0].content"),
+        (
+            {
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_text", "text": "Count from 1 to 200,"},
+                            {"type": "input_text", "text": " separated by spaces."},
+                        ],
+                    }
+                ]
+            },
+            "messages[0].content",
+        ),
     ],
     ids=["temperature", "limit", "top_p", "tools", "instructions", "penalty", "two-text-parts"],
 )
@@ -70,8 +84,23 @@ def _recorded_as_text(server, tmp_path, name: str):
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "mockllama", "record", "--server", server.url, "--out", str(tmp_path),
-                    "--scenario", name], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mockllama",
+            "record",
+            "--server",
+            server.url,
+            "--out",
+            str(tmp_path),
+            "--scenario",
+            name,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return load_scenarios([tmp_path])
 
 
@@ -142,5 +171,8 @@ def test_top_logprobs_without_logprobs_is_a_400_in_llama_servers_words(server, p
     base = BASE if path == RESPONSES else CHAT_BASE
     status, _, body = post_json(server.url, path, {**base, "top_logprobs": 0})
     assert status == 400 and json.loads(body)["error"] == {
-        "code": 400, "message": "top_logprobs requires logprobs to be set to true", "type": "invalid_request_error"}
+        "code": 400,
+        "message": "top_logprobs requires logprobs to be set to true",
+        "type": "invalid_request_error",
+    }
     assert post_json(server.url, path, {**base, "top_logprobs": None})[0] == 200

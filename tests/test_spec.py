@@ -24,7 +24,9 @@ OPEN_RESPONSES_ONLY = [".frequency_penalty", ".presence_penalty", ".store"]
 
 def _get(server, behaviour, name, stream):
     interaction = SCENARIOS[name].find("POST", "/v1/responses", stream)
-    status, headers, body = call(server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction), chosen(interaction))
+    status, headers, body = call(
+        server.url, "POST", f"/{behaviour}/v1/responses", request_bytes(interaction), chosen(interaction)
+    )
     assert status == 200 and headers["X-Mockllama-Behaviour"] == behaviour
     return sse_pairs(body) if stream else json.loads(body)
 
@@ -80,11 +82,20 @@ def test_sequence_numbers_are_gapless_from_zero(server, name):
 def test_indexes_and_lifecycle_objects(server, name):
     pairs = _get(server, "spec", name, True)
     # Each item's position, in the order the recording added them (one item: always 0).
-    added = [e["item"]["id"] for e in yamlkit.find(name, "/v1/responses", True).events()
-             if e["type"] == "response.output_item.added"]
+    added = [
+        e["item"]["id"]
+        for e in yamlkit.find(name, "/v1/responses", True).events()
+        if e["type"] == "response.output_item.added"
+    ]
     for event, data in pairs:
-        if event.startswith(("response.output_item", "response.content_part", "response.output_text",
-                             "response.function_call_arguments")):
+        if event.startswith(
+            (
+                "response.output_item",
+                "response.content_part",
+                "response.output_text",
+                "response.function_call_arguments",
+            )
+        ):
             item_id = data["item"]["id"] if "item" in data else data["item_id"]
             assert data["output_index"] == added.index(item_id)
         if event.startswith(("response.content_part", "response.output_text")):
@@ -127,19 +138,26 @@ def test_content_is_untouched(server, name):
     for spec_item, recorded_item in zip(spec_final["output"], recorded_final["output"], strict=True):
         assert spec_item["id"] == recorded_item["id"]
         assert spec_item.get("arguments") == recorded_item.get("arguments")
-        assert [c["text"] for c in spec_item.get("content", [])] == [c["text"] for c in recorded_item.get("content", [])]
+        assert [c["text"] for c in spec_item.get("content", [])] == [
+            c["text"] for c in recorded_item.get("content", [])
+        ]
     for key in ("input_tokens", "output_tokens", "total_tokens"):
         assert spec_final["usage"][key] == recorded_final["usage"][key]
     body = _get(server, "spec", name, False)
     recorded_body = SCENARIOS[name].find("POST", "/v1/responses", False).body_json
-    assert body["usage"]["input_tokens_details"]["cached_tokens"] == recorded_body["usage"]["input_tokens_details"]["cached_tokens"]
+    assert (
+        body["usage"]["input_tokens_details"]["cached_tokens"]
+        == recorded_body["usage"]["input_tokens_details"]["cached_tokens"]
+    )
     assert body["created_at"] == recorded_body["created_at"] and body["id"] == recorded_body["id"]
 
 
 @pytest.mark.parametrize("name", ["text-finishes", "tool-finishes"])
 def test_sdk_stream_helper_reaches_the_final_response(server, name):
     client = openai.OpenAI(base_url=server.base_url("spec"), api_key="unused")
-    request = {k: v for k, v in SCENARIOS[name].find("POST", "/v1/responses", True).request_json.items() if k != "stream"}
+    request = {
+        k: v for k, v in SCENARIOS[name].find("POST", "/v1/responses", True).request_json.items() if k != "stream"
+    }
     with client.responses.stream(**request) as stream:
         final = stream.get_final_response()
     assert final.status == "completed"
@@ -153,8 +171,11 @@ def test_sdk_stream_helper_reaches_the_final_response(server, name):
 
 def test_sdk_stream_helper_raises_its_own_error_on_a_cut_reply(server):
     client = openai.OpenAI(base_url=server.base_url("spec"), api_key="unused")
-    request = {k: v for k, v in SCENARIOS["text-cut-8"].find("POST", "/v1/responses", True).request_json.items()
-               if k != "stream"}
+    request = {
+        k: v
+        for k, v in SCENARIOS["text-cut-8"].find("POST", "/v1/responses", True).request_json.items()
+        if k != "stream"
+    }
     with client.responses.stream(**request) as stream:
         events = [event.type for event in stream]
         with pytest.raises(RuntimeError, match="Didn't receive a `response.completed` event."):
@@ -164,8 +185,9 @@ def test_sdk_stream_helper_raises_its_own_error_on_a_cut_reply(server):
 
 def test_spec_is_selectable_by_header_and_default(server, start_server):
     interaction = SCENARIOS["text-cut-8"].find("POST", "/v1/responses", True)
-    _, headers, body = call(server.url, "POST", "/v1/responses", request_bytes(interaction),
-                            {"X-Mockllama-Behaviour": "spec"})
+    _, headers, body = call(
+        server.url, "POST", "/v1/responses", request_bytes(interaction), {"X-Mockllama-Behaviour": "spec"}
+    )
     assert headers["X-Mockllama-Behaviour"] == "spec" and "sequence_number" in sse_pairs(body)[0][1]
     default_spec = start_server(behaviour="spec")
     _, headers, body = call(default_spec.url, "POST", "/v1/responses", request_bytes(interaction), chosen(interaction))

@@ -86,7 +86,9 @@ def test_what_was_generated_stays_the_recording(server, stream):
 def test_stream_events_other_than_response_objects_are_untouched(server):
     sent = _request(True, temperature=0.7, metadata={"run": "1"})
     _, _, echoed = post_json(server.url, "/spec/v1/responses", sent, SELECT)
-    _, _, recorded = call(server.url, "POST", "/spec/v1/responses", request_bytes(CUT.find("POST", "/v1/responses", True)))
+    _, _, recorded = call(
+        server.url, "POST", "/spec/v1/responses", request_bytes(CUT.find("POST", "/v1/responses", True))
+    )
     echoed, recorded = sse_pairs(echoed), sse_pairs(recorded)
     assert [e for e, _ in echoed] == [e for e, _ in recorded]
     for (event, echoed_data), (_, recorded_data) in zip(echoed, recorded):
@@ -102,14 +104,22 @@ def test_defaults_fill_only_what_was_not_sent(server):
     assert response_errors(response) == []
     nulls = _response_objects(server, "spec", _request(False, temperature=None, top_p=None, text=None))[0]
     assert (nulls["temperature"], nulls["top_p"], nulls["text"]) == (
-        DEFAULTS["temperature"], DEFAULTS["top_p"], DEFAULTS["text"])
+        DEFAULTS["temperature"],
+        DEFAULTS["top_p"],
+        DEFAULTS["text"],
+    )
 
 
 def test_sampling_defaults_are_the_ones_llama_server_reports():
     """The defaults a spec object reports are what the recorded llama-server's /props says it uses."""
     props = SCENARIOS["server-info"].find("GET", "/props", False).body_json["default_generation_settings"]["params"]
-    recorded = {"temperature": props["temperature"], "top_p": props["top_p"], "presence_penalty": props["presence_penalty"],
-                "frequency_penalty": props["frequency_penalty"], "top_logprobs": props["n_probs"]}
+    recorded = {
+        "temperature": props["temperature"],
+        "top_p": props["top_p"],
+        "presence_penalty": props["presence_penalty"],
+        "frequency_penalty": props["frequency_penalty"],
+        "top_logprobs": props["n_probs"],
+    }
     assert recorded.keys() == SAMPLING_DEFAULTS.keys()
     for name, value in SAMPLING_DEFAULTS.items():
         assert math.isclose(value, recorded[name], abs_tol=1e-6), name  # /props reports float32 values
@@ -127,8 +137,13 @@ def test_the_issue_example_with_the_openai_sdk(server):
     """text-cut-8 with max_output_tokens 500, temperature 0.7, tool_choice none, a tool and a previous id."""
     client = openai.OpenAI(base_url=server.base_url("spec"), api_key="unused")
     response = client.responses.create(
-        model="text-cut-8", input="Count from 1 to 200, separated by spaces.", max_output_tokens=500,
-        temperature=0.7, tool_choice="none", tools=[TOOL], previous_response_id="resp_earlier",
+        model="text-cut-8",
+        input="Count from 1 to 200, separated by spaces.",
+        max_output_tokens=500,
+        temperature=0.7,
+        tool_choice="none",
+        tools=[TOOL],
+        previous_response_id="resp_earlier",
     )
     assert (response.max_output_tokens, response.temperature, response.tool_choice) == (500, 0.7, "none")
     assert [(t.name, t.strict) for t in response.tools] == [("write_file", True)]
@@ -139,8 +154,9 @@ def test_the_issue_example_with_the_openai_sdk(server):
 
 def test_echo_with_a_streamed_sdk_request(server):
     client = openai.OpenAI(base_url=server.base_url("spec"), api_key="unused")
-    with client.responses.create(model="text-cut-8", input="x", stream=True, temperature=0.3,
-                                 metadata={"who": "sdk"}) as stream:
+    with client.responses.create(
+        model="text-cut-8", input="x", stream=True, temperature=0.3, metadata={"who": "sdk"}
+    ) as stream:
         events = list(stream)
     for event in (events[0], events[1], events[-1]):
         assert (event.response.temperature, event.response.metadata) == (0.3, {"who": "sdk"})

@@ -23,18 +23,31 @@ def _recorded(scenario, interaction) -> yamlkit.Recorded:
 
 def test_every_kind_of_untouched_reply_is_covered():
     kinds = {(i.path, i.status >= 400, i.stream) for _, i in (p.values for p in all_interactions(_untouched))}
-    for kind in [("/v1/chat/completions", False, False), ("/v1/chat/completions", False, True),
-                 ("/v1/messages", False, False), ("/v1/messages", False, True),
-                 ("/health", False, False), ("/v1/models", False, False), ("/props", False, False),
-                 ("/v1/responses", True, False), ("/v1/chat/completions", True, False)]:
+    for kind in [
+        ("/v1/chat/completions", False, False),
+        ("/v1/chat/completions", False, True),
+        ("/v1/messages", False, False),
+        ("/v1/messages", False, True),
+        ("/health", False, False),
+        ("/v1/models", False, False),
+        ("/props", False, False),
+        ("/v1/responses", True, False),
+        ("/v1/chat/completions", True, False),
+    ]:
         assert kind in kinds
 
 
 @pytest.mark.parametrize(("scenario", "interaction"), all_interactions(_untouched))
 def test_spec_replays_chat_messages_get_routes_and_errors_as_recorded(server, scenario, interaction):
     recorded = _recorded(scenario, interaction)
-    assert (recorded.method, recorded.path, recorded.status) == (interaction.method, interaction.path, interaction.status)
-    status, headers, body = call(server.url, interaction.method, f"/spec{interaction.path}", request_bytes(interaction), chosen(interaction))
+    assert (recorded.method, recorded.path, recorded.status) == (
+        interaction.method,
+        interaction.path,
+        interaction.status,
+    )
+    status, headers, body = call(
+        server.url, interaction.method, f"/spec{interaction.path}", request_bytes(interaction), chosen(interaction)
+    )
     assert (status, body.decode("utf-8")) == (recorded.status, recorded.body)
     assert headers["X-Mockllama-Behaviour"] == "spec"
     assert headers["X-Mockllama-Scenario"] == scenario.name

@@ -10,9 +10,26 @@ from hypothesis import strategies as st
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
 from mockllama.wire import sse
 
-LINES = st.lists(st.one_of(st.sampled_from(["event: a", "event: x  ", "event:b ", "data: {}", "data:1", "data:  2", "data: [DONE]",
-                                            "", "id: 7", ": comment"]),
-                           st.text(alphabet="ab: \n{}", max_size=12)), max_size=6)
+LINES = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "event: a",
+                "event: x  ",
+                "event:b ",
+                "data: {}",
+                "data:1",
+                "data:  2",
+                "data: [DONE]",
+                "",
+                "id: 7",
+                ": comment",
+            ]
+        ),
+        st.text(alphabet="ab: \n{}", max_size=12),
+    ),
+    max_size=6,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -32,24 +49,31 @@ def test_a_block_s_name_is_its_last_event_line_and_its_data_every_data_line(line
     raw = ("\n".join(lines) + "\n\n").encode()
     event = sse.parse_block(raw)
     lines = raw.decode().split("\n")
-    names = [line[len("event:"):].strip() for line in lines if line.startswith("event:")]
-    data = [line[len("data:"):].removeprefix(" ") for line in lines if line.startswith("data:")]
+    names = [line[len("event:") :].strip() for line in lines if line.startswith("event:")]
+    data = [line[len("data:") :].removeprefix(" ") for line in lines if line.startswith("data:")]
     assert event == (names[-1] if names else None, "\n".join(data), raw)
 
 
 def test_llama_server_s_framing_is_read_by_the_same_rule():
     raw = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":" x"}\n\n'
-    assert sse.parse_block(raw) == ("response.output_text.delta", '{"type":"response.output_text.delta","delta":" x"}', raw)
+    assert sse.parse_block(raw) == (
+        "response.output_text.delta",
+        '{"type":"response.output_text.delta","delta":" x"}',
+        raw,
+    )
     assert sse.parse_block(b"event:  spaced \ndata:  two\n\n")[:2] == ("spaced", " two")
     assert sse.parse_stream(raw + b"data: [DONE]\n\n")[1].json() is None
 
 
 # Data as JSON might hold it: values, white space around them, text that is not JSON, a BOM.
-DATA = st.one_of(st.from_regex(r"\A[ \t\n]?(\{\}|\[\]|\[1, ?2\]|\"a\"|-?[0-9.e+]{1,4}|NaN|true|nul|\[DONE\])[ \t\n]?\Z"),
-                 st.text(alphabet='{}[]":,0-9 \ufeffabn', max_size=10),
-                 st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-                              lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
-                                                                                           max_size=3)).map(json.dumps))
+DATA = st.one_of(
+    st.from_regex(r"\A[ \t\n]?(\{\}|\[\]|\[1, ?2\]|\"a\"|-?[0-9.e+]{1,4}|NaN|true|nul|\[DONE\])[ \t\n]?\Z"),
+    st.text(alphabet='{}[]":,0-9 \ufeffabn', max_size=10),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    ).map(json.dumps),
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -78,9 +102,13 @@ def test_payloads_are_the_events_json_from_the_decoded_text(blocks, cut):
 
 
 def test_payloads_of_every_recorded_stream_are_its_events_json():
-    streams = [interaction.body for directory in (bundled_cassette_dir(), patched_cassette_dir())
-               for scenario in load_scenarios([directory]).values()
-               for interaction in scenario.interactions if interaction.is_event_stream]
+    streams = [
+        interaction.body
+        for directory in (bundled_cassette_dir(), patched_cassette_dir())
+        for scenario in load_scenarios([directory]).values()
+        for interaction in scenario.interactions
+        if interaction.is_event_stream
+    ]
     assert len(streams) > 20
     for body in streams:
         assert sse.payloads(body.decode()) == [event.json() for event in sse.parse_stream(body)]

@@ -14,14 +14,14 @@ from docs_pages import README, blocks
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
 
-PLUGIN_PARAMS_TEST = '''
+PLUGIN_PARAMS_TEST = """
 import os
 
 def test_records_its_behaviour(mockllama_base_url, mockllama):
     behaviour = mockllama_base_url.removeprefix(mockllama.url).split("/")[1]
     with open(os.environ["SEEN_FILE"], "a") as seen:
         seen.write(behaviour + "\\n")
-'''
+"""
 
 
 def test_the_plugin_runs_a_base_url_test_once_per_behaviour(pytester, monkeypatch):
@@ -30,7 +30,8 @@ def test_the_plugin_runs_a_base_url_test_once_per_behaviour(pytester, monkeypatc
     pytester.makepyfile(test_inner=PLUGIN_PARAMS_TEST)
     collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in collected.outlines if "::" in line] == [
-        f"test_inner.py::test_records_its_behaviour[{b}]" for b in ("buggy", "fixed", "spec")]
+        f"test_inner.py::test_records_its_behaviour[{b}]" for b in ("buggy", "fixed", "spec")
+    ]
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     assert seen.read_text().split() == ["buggy", "fixed", "spec"]
@@ -39,11 +40,26 @@ def test_the_plugin_runs_a_base_url_test_once_per_behaviour(pytester, monkeypatc
 def test_an_empty_parameter_list_fails_at_collection(tmp_path):
     """pyproject.toml sets empty_parameter_set_mark = fail_at_collect: no test skips for want of cases."""
     (tmp_path / "test_empty.py").write_text(
-        "import pytest\n\n@pytest.mark.parametrize('case', [])\ndef test_nothing(case):\n    pass\n")
+        "import pytest\n\n@pytest.mark.parametrize('case', [])\ndef test_nothing(case):\n    pass\n"
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
-         "-p", "no:cacheprovider", str(tmp_path / "test_empty.py")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "--rootdir",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            str(tmp_path / "test_empty.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert result.returncode != 0, result.stdout
     assert "Empty parameter set" in result.stdout
 
@@ -68,8 +84,12 @@ def machine(tmp_path, *, root: bool, have: tuple[str, ...], broken: tuple[str, .
     bin_dir.mkdir()
     for name in REAL_TOOLS:
         (bin_dir / name).symlink_to(shutil.which(name))
-    fakes = {"python3": FAKE_PYTHON, "python": FAKE_PYTHON, "id": f"#!/bin/sh\necho {0 if root else 1000}\n",
-             "apt-get": '#!/bin/sh\necho "apt-get $*" >> "$LOG"\n'}
+    fakes = {
+        "python3": FAKE_PYTHON,
+        "python": FAKE_PYTHON,
+        "id": f"#!/bin/sh\necho {0 if root else 1000}\n",
+        "apt-get": '#!/bin/sh\necho "apt-get $*" >> "$LOG"\n',
+    }
     fakes.update({name: "#!/bin/sh\nexit 0\n" for name in have})
     fakes.update({name: "#!/bin/sh\nexit 1\n" for name in broken})
     if "npm" in have:
@@ -78,8 +98,12 @@ def machine(tmp_path, *, root: bool, have: tuple[str, ...], broken: tuple[str, .
         tool = bin_dir / name
         tool.write_text(body)
         tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
-    return {"PATH": str(bin_dir), "LOG": str(tmp_path / "log.txt"), "SEEN": str(tmp_path / "seen.txt"),
-            "HOME": os.environ.get("HOME", "/")}
+    return {
+        "PATH": str(bin_dir),
+        "LOG": str(tmp_path / "log.txt"),
+        "SEEN": str(tmp_path / "seen.txt"),
+        "HOME": os.environ.get("HOME", "/"),
+    }
 
 
 def checkout(tmp_path) -> Path:
@@ -102,34 +126,57 @@ EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "np
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
     """.ci/run unsets MOCKLLAMA_LIVE, MOCKLLAMA_BROWSER and MOCKLLAMA_BENCH, then runs scripts/test."""
     env = machine(tmp_path, root=True, have=EVERYTHING)
-    env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), "MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0",
-                "MOCKLLAMA_BENCH": "0"})
-    result = subprocess.run(["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True,
-                            text=True, timeout=60)
+    env.update(
+        {
+            "MOCKLLAMA_CI_VENV": str(tmp_path / "venv"),
+            "MOCKLLAMA_LIVE": "0",
+            "MOCKLLAMA_BROWSER": "0",
+            "MOCKLLAMA_BENCH": "0",
+        }
+    )
+    result = subprocess.run(
+        ["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert Path(env["SEEN"]).read_text().split() == [f"MOCKLLAMA_CI_VENV={tmp_path / 'venv'}"]
-    assert log(env) == [f"python -m venv {tmp_path / 'venv'}", "python -m pip install --quiet --upgrade pip",
-                        "python -m pip install .[test,docs]", "python -m mockllama.bench --install-peers",
-                        "python -m pytest"]
+    assert log(env) == [
+        f"python -m venv {tmp_path / 'venv'}",
+        "python -m pip install --quiet --upgrade pip",
+        "python -m pip install .[test,docs]",
+        "python -m mockllama.bench --install-peers",
+        "python -m pytest",
+    ]
 
 
 def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path):
     env = machine(tmp_path, root=True, have=EVERYTHING)
-    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test"), "-q", "tests/x.py"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test"), "-q", "tests/x.py"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
-    assert log(env) == ["python -m pip install .[test,docs]", "python -m mockllama.bench --install-peers",
-                        "python -m pytest -q tests/x.py"]
+    assert log(env) == [
+        "python -m pip install .[test,docs]",
+        "python -m mockllama.bench --install-peers",
+        "python -m pytest -q tests/x.py",
+    ]
 
 
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
     """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
     env = machine(tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
-    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
-    assert log(env)[:3] == ["apt-get update -qq", "apt-get install -y -qq chromium wrk",
-                            "python -m pip install .[test,docs]"]
+    assert log(env)[:3] == [
+        "apt-get update -qq",
+        "apt-get install -y -qq chromium wrk",
+        "python -m pip install .[test,docs]",
+    ]
     assert log(env)[-1] == "python -m pytest"
 
 
@@ -141,8 +188,9 @@ def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
 
 def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
     env = machine(tmp_path, root=False, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
-    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 1
     assert "apt-get update && apt-get install -y chromium wrk\n" in result.stderr
     for switch in ("MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "MOCKLLAMA_LIVE=0"):
@@ -153,8 +201,9 @@ def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
 def test_with_the_tiers_switched_off_it_needs_none_of_their_packages(tmp_path):
     env = machine(tmp_path, root=False, have=("curl",))
     env.update({"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0"})
-    result = subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert log(env) == ["python -m pip install .[test,docs]", "python -m pytest"]
 
@@ -173,8 +222,15 @@ def test_it_installs_the_typescript_clients_when_their_lockfile_is_there(tmp_pat
 def test_the_test_command_says_what_it_does():
     result = subprocess.run([str(ROOT / "scripts" / "test"), "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
-    for promise in ("MOCKLLAMA_LIVE=0", "MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "--install-peers",
-                    "npm ci --prefix tests/js", 'pip install ".[test,docs]"', "node --version"):
+    for promise in (
+        "MOCKLLAMA_LIVE=0",
+        "MOCKLLAMA_BROWSER=0",
+        "MOCKLLAMA_BENCH=0",
+        "--install-peers",
+        "npm ci --prefix tests/js",
+        'pip install ".[test,docs]"',
+        "node --version",
+    ):
         assert promise in result.stdout, promise
 
 

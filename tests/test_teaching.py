@@ -28,7 +28,7 @@ def test_explain_shows_both_statuses_and_the_twin(server):
     out = result.stdout
     assert "chat twin finish_reason: 'length' (the reply was cut off)" in out
     status = next(line for line in out.splitlines() if line.startswith("status "))
-    assert status.split() == ['status', '"completed"', '"incomplete"', '"incomplete"']
+    assert status.split() == ["status", '"completed"', '"incomplete"', '"incomplete"']
     assert '"input": ' not in out and 'input: "Count from 1 to 200, separated by spaces."' in out
     assert "response.completed (status=completed)" in out and "response.incomplete (status=incomplete)" in out
     assert "client:" in out
@@ -85,16 +85,18 @@ def test_page_renders_in_headless_chromium(server, tmp_path):
     assert f'data-rendered="{len(catalogued_names())}"' in dom, dom[-2000:]
     listed = re.findall(r'<li><a href="#scenario-([a-z0-9-]+)">', dom)
     assert sorted(listed) == sorted(catalogued_names()) and listed[0] == "text-cut-8"
-    section = dom[dom.index('id="scenario-text-cut-8"'):dom.index('id="scenario-text-exact-limit"')]
+    section = dom[dom.index('id="scenario-text-cut-8"') : dom.index('id="scenario-text-exact-limit"')]
     assert '<td class="diff fixed">"incomplete"</td>' in section
     assert '<td class="diff buggy">"completed"</td>' in section
-    assert '<p class="advice javascript"><b>In JavaScript: </b>The AI SDK\'s finishReason says \'stop\'' in section
-    assert re.search(r'<pre class="body fixed"[^>]*>.*<span class="changed">\s*"status": "incomplete",</span>', section,
-                     re.S)
+    assert "<p class=\"advice javascript\"><b>In JavaScript: </b>The AI SDK's finishReason says 'stop'" in section
+    assert re.search(
+        r'<pre class="body fixed"[^>]*>.*<span class="changed">\s*"status": "incomplete",</span>', section, re.S
+    )
     assert "mockllama check " + server.url + "/buggy" in dom
     screenshot = tmp_path / "teaching-page.png"
-    result = headless(browser, tmp_path / "profile-shot", "--window-size=1400,1800",
-                       f"--screenshot={screenshot}", server.url + "/")
+    result = headless(
+        browser, tmp_path / "profile-shot", "--window-size=1400,1800", f"--screenshot={screenshot}", server.url + "/"
+    )
     assert screenshot.is_file() and screenshot.stat().st_size > 20_000, result.stderr[-2000:]
 
 
@@ -107,11 +109,15 @@ def test_page_routes_answer_a_wrong_method_with_a_405(server):
 
 # --- the journal, for a person demoing: explain --journal and the page's "What clients sent" -----
 
+
 def _ask_for_the_demo(url: str) -> None:
     from httpkit import post_json
 
-    post_json(url, "/fixed/v1/responses", {"model": "x", "input": "Count from 1 to 200, separated by spaces.",
-                                           "max_output_tokens": 8, "temperature": 0})
+    post_json(
+        url,
+        "/fixed/v1/responses",
+        {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0},
+    )
     post_json(url, "/v1/responses", {"model": "nothing-matches", "input": "demo"})
 
 
@@ -145,12 +151,18 @@ def test_page_shows_the_journal(start_server, tmp_path):
     assert rows[0][0] == "error" and "nothing-matches" in rows[0][2] and "404" in rows[0][2]
     assert "POST /fixed/v1/responses" in rows[1][2] and "text-cut-8 (match)" in rows[1][2]
     assert "&quot;max_output_tokens&quot;:8" in rows[1][2] or '"max_output_tokens":8' in rows[1][2]
+
+
 def test_explain_shows_a_thinking_cut_completed_with_an_empty_output_text():
     out = _explain("thinking-cut-12").stdout
     status = next(line for line in out.splitlines() if line.startswith("status "))
-    assert status.split() == ['status', '"completed"', '"incomplete"', '"incomplete"']
+    assert status.split() == ["status", '"completed"', '"incomplete"', '"incomplete"']
     assert next(line for line in out.splitlines() if line.startswith("output_text ")).split() == [
-        "output_text", '""', '""', '""']
+        "output_text",
+        '""',
+        '""',
+        '""',
+    ]
     assert "output[0].reasoning" in out and "output[0].status" in out
     assert "still thinking at the cut" in " ".join(out.split())
 

@@ -19,12 +19,13 @@ from mockllama.server import warming
 from mockllama.server.background import BackgroundServer
 from mockllama.wire.errors import RequestError
 
-SENT = next(i.request_json for i in SCENARIOS["text-cut-8"].interactions
-            if i.path == "/v1/responses" and not i.stream)
+SENT = next(i.request_json for i in SCENARIOS["text-cut-8"].interactions if i.path == "/v1/responses" and not i.stream)
 MISSES = [  # (path, body): one miss on each JSON route, streamed and not
     (path, {**body, "stream": stream})
-    for path, body in (("/v1/responses", {**SENT, "input": "A prompt no recording holds."}),
-                       ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Nothing recorded."}]}))
+    for path, body in (
+        ("/v1/responses", {**SENT, "input": "A prompt no recording holds."}),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "Nothing recorded."}]}),
+    )
     for stream in (False, True)
 ]
 
@@ -40,6 +41,7 @@ def _message(matcher: Matcher, path: str, body: dict) -> str:
 def _no_gathering(monkeypatch) -> None:
     def refuse(*_args):
         raise AssertionError("a route's candidates were gathered on a miss")
+
     monkeypatch.setattr(nearness.Candidates, "__init__", refuse)
 
 
@@ -57,14 +59,16 @@ def test_a_prepared_matcher_names_the_same_nearest_scenarios_without_gathering_o
 def test_the_server_prepares_its_nearest_search_soon_after_its_start(monkeypatch):
     monkeypatch.setattr(warming, "PREPARE_AFTER_S", 0.0)
     prepared, steps = [], Matcher.prepare_nearest
-    monkeypatch.setattr(Matcher, "prepare_nearest",
-                        lambda self: (prepared.append(step) or step for step in steps(self)))
+    monkeypatch.setattr(
+        Matcher, "prepare_nearest", lambda self: (prepared.append(step) or step for step in steps(self))
+    )
     with BackgroundServer(create_app(dict(SCENARIOS))) as server:
         wait_for(lambda: len(prepared) >= len(MISSES), 30)
         _no_gathering(monkeypatch)
         for path, body in MISSES:
-            request = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
-                                             headers={"Content-Type": "application/json"})
+            request = urllib.request.Request(
+                server.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+            )
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(request, timeout=30)
             assert refused.value.code == 404

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def wait_for(condition: Callable[[], object], seconds: float = 10, interval: float = 0.02) -> bool:

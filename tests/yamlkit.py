@@ -63,13 +63,15 @@ def read(name: str) -> list[Recorded]:
     for interaction in data["interactions"]:
         request, response = interaction["request"], interaction["response"]
         body = response["body"]["string"]
-        recorded.append(Recorded(
-            method=request["method"].upper(),
-            path=urlsplit(request["uri"]).path,
-            request=_request_body(request.get("body")),
-            status=int(response["status"]["code"]),
-            body=body.decode("utf-8") if isinstance(body, bytes) else body,
-        ))
+        recorded.append(
+            Recorded(
+                method=request["method"].upper(),
+                path=urlsplit(request["uri"]).path,
+                request=_request_body(request.get("body")),
+                status=int(response["status"]["code"]),
+                body=body.decode("utf-8") if isinstance(body, bytes) else body,
+            )
+        )
     return recorded
 
 
@@ -80,7 +82,9 @@ def find(name: str, path: str, stream: bool) -> Recorded:
 def chat_finish_reason(name: str, stream: bool) -> str | None:
     twin = find(name, "/v1/chat/completions", stream)
     if stream:
-        reasons = [c.get("finish_reason") for e in twin.events() for c in e.get("choices", []) if c.get("finish_reason")]
+        reasons = [
+            c.get("finish_reason") for e in twin.events() for c in e.get("choices", []) if c.get("finish_reason")
+        ]
         return reasons[-1] if reasons else None
     return twin.json()["choices"][0]["finish_reason"]
 

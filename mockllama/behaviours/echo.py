@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from mockllama.behaviours.fixed import corrects
 from mockllama.behaviours.reply import Reply
@@ -21,8 +21,13 @@ from mockllama.wire import sse
 # Sampling defaults are llama-server b11434's own, as its /props reports them (recorded in the
 # server-info scenario): they are what generation used. The others follow the Open Responses
 # document; `store` and `background` are false because nothing is stored or run in the background.
-SAMPLING_DEFAULTS = {"temperature": 0.8, "top_p": 0.95, "presence_penalty": 0.0, "frequency_penalty": 0.0,
-                     "top_logprobs": 0}
+SAMPLING_DEFAULTS = {
+    "temperature": 0.8,
+    "top_p": 0.95,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "top_logprobs": 0,
+}
 DEFAULTS = {
     "previous_response_id": None,
     "instructions": None,
@@ -73,7 +78,7 @@ def request_settings(request) -> dict:
     return {key: _echoed_value(key, request.get(key)) for key in DEFAULTS}
 
 
-@lru_cache(maxsize=None)  # one entry per cached reply (replay.reply_for keeps them all anyway)
+@cache  # one entry per cached reply (replay.reply_for keeps them all anyway)
 def _response_objects(reply: Reply) -> tuple[tuple[int, dict], ...]:
     """Where the reply's response objects are, parsed once: (-1, body), or (event position, payload)."""
     if reply.events is None:
@@ -86,7 +91,7 @@ def _response_objects(reply: Reply) -> tuple[tuple[int, dict], ...]:
     return tuple(found)
 
 
-@lru_cache(maxsize=None)  # one entry per recorded interaction
+@cache  # one entry per recorded interaction
 def _recorded_settings(interaction: Interaction) -> dict:
     return request_settings(interaction.request_json)
 

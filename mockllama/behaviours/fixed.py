@@ -89,7 +89,9 @@ def fix_stream(events: tuple[sse.Event, ...], cut: bool) -> tuple[sse.Event, ...
     kinds = [p.get("type") if isinstance(p, dict) else None for p in payloads]
     last_item_done = max((i for i, kind in enumerate(kinds) if kind == "response.output_item.done"), default=None)
     # A corrected server (llama-server with the project's patch) sends its own: never a second one.
-    announced = {p.get("item_id") for p, kind in zip(payloads, kinds) if kind == "response.function_call_arguments.done"}
+    announced = {
+        p.get("item_id") for p, kind in zip(payloads, kinds) if kind == "response.function_call_arguments.done"
+    }
     fixed: list[sse.Event] = []
     for index, (event, payload, kind) in enumerate(zip(events, payloads, kinds)):
         if kind == "response.output_item.done":
@@ -119,4 +121,3 @@ def fixed(interaction: Interaction, scenario: Scenario) -> Reply:
         events = None
         body = sse.dump_json(fix_response_object(interaction.body_json, decision.cut)).encode("utf-8")
     return Reply(interaction.status, interaction.reason, interaction.headers, body, events, decision.rule)
-

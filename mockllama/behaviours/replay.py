@@ -3,7 +3,7 @@ per-request step a behaviour may add to it."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from mockllama.behaviours.echo import echo
 from mockllama.behaviours.fixed import fixed
@@ -21,7 +21,7 @@ DEFAULT_BEHAVIOUR = "buggy"
 PER_REQUEST = {"spec": echo}
 
 
-@lru_cache(maxsize=None)
+@cache
 def reply_for(behaviour: str, interaction: Interaction, scenario: Scenario) -> Reply:
     """Replies depend only on the recording, so each is built once and reused."""
     return BEHAVIOURS[behaviour](interaction, scenario)

@@ -115,9 +115,18 @@ class _StreamPositions:
 def _spec_payload(payload: dict, positions: _StreamPositions, terminal: dict, request: dict) -> dict:
     kind = payload["type"]
     if kind in LIFECYCLE_EVENTS:
-        return {"type": kind, "response": response_object(
-            terminal, request, status="in_progress", incomplete_details=None, completed_at=None, output=[], usage=None
-        )}
+        return {
+            "type": kind,
+            "response": response_object(
+                terminal,
+                request,
+                status="in_progress",
+                incomplete_details=None,
+                completed_at=None,
+                output=[],
+                usage=None,
+            ),
+        }
     if kind in TERMINAL_EVENTS:
         return {"type": kind, "response": response_object(payload["response"], request)}
     payload = dict(payload)
@@ -130,8 +139,8 @@ def _spec_payload(payload: dict, positions: _StreamPositions, terminal: dict, re
         payload["output_index"] = positions.output_index.get(payload["item_id"], 0)
     if kind in CONTENT_EVENTS:
         added = kind == "response.content_part.added"
-        payload["content_index"] = positions.add_part(payload["item_id"]) if added else positions.parts.get(
-            payload["item_id"], 0
+        payload["content_index"] = (
+            positions.add_part(payload["item_id"]) if added else positions.parts.get(payload["item_id"], 0)
         )
     if "part" in payload:
         payload["part"] = full_part(payload["part"])
@@ -142,7 +151,9 @@ def _spec_payload(payload: dict, positions: _StreamPositions, terminal: dict, re
 
 def spec_stream(events: tuple[sse.Event, ...], request: dict) -> tuple[sse.Event, ...]:
     payloads = [event.json() for event in events]
-    terminal = next(p["response"] for p in reversed(payloads) if isinstance(p, dict) and p.get("type") in TERMINAL_EVENTS)
+    terminal = next(
+        p["response"] for p in reversed(payloads) if isinstance(p, dict) and p.get("type") in TERMINAL_EVENTS
+    )
     positions = _StreamPositions()
     result = []
     for number, payload in enumerate(payloads):

@@ -55,15 +55,25 @@ def _pinned(cpu: str, command: list[str]) -> list[str]:
     return ["taskset", "-c", cpu, *command] if shutil.which("taskset") and os.cpu_count() >= 2 else command
 
 
-def start_contender(command: list[str], url: str, body: bytes | None = None, timeout: float = 30,
-                    env: dict | None = None, pinned: bool = True) -> tuple[subprocess.Popen, float]:
+def start_contender(
+    command: list[str],
+    url: str,
+    body: bytes | None = None,
+    timeout: float = 30,
+    env: dict | None = None,
+    pinned: bool = True,
+) -> tuple[subprocess.Popen, float]:
     """Start a server process; return it and the seconds from start to its first 200 to ``body``
     (by default the text-cut-8 request). ``pinned``: on the server's own core, away from wrk's;
     else on every core, as a user starts it."""
     body = body or request_body("text-cut-8", False)
     started = time.perf_counter()
-    process = subprocess.Popen(_pinned(SERVER_CPU, command) if pinned else command, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        _pinned(SERVER_CPU, command) if pinned else command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     deadline = started + timeout
     while time.perf_counter() < deadline:
         try:
@@ -100,12 +110,24 @@ def run_wrk(url: str, body: bytes, connections: int, duration: int) -> tuple[flo
 def _wrk(url: str, body: bytes, connections: int, duration: int) -> str:
     """wrk's report; an error when wrk saw failed requests."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                     f"wrk.body = {json.dumps(body.decode())}\n")
+        script.write(
+            'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+            f"wrk.body = {json.dumps(body.decode())}\n"
+        )
     try:
         threads = min(connections, 2)
-        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "60s", "--latency",
-                   "-s", script.name, url + RESPONSES_PATH]
+        command = [
+            "wrk",
+            f"-t{threads}",
+            f"-c{connections}",
+            f"-d{duration}s",
+            "--timeout",
+            "60s",
+            "--latency",
+            "-s",
+            script.name,
+            url + RESPONSES_PATH,
+        ]
         out = subprocess.run(_pinned(LOAD_CPU, command), capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(script.name)

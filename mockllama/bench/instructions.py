@@ -55,7 +55,10 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
         out = Path(work) / "callgrind.out"
         server = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *command],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONHASHSEED": "0"})
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
         try:
             _send(port, body, WARM_UP, time.monotonic() + 600)
             subprocess.run(["callgrind_control", "-i", "on", str(server.pid)], check=True, capture_output=True)
@@ -70,9 +73,14 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
 
 def contenders(port: int) -> list[tuple[str, list[str]]]:
     python = sys.executable
-    return [(FLOOR, floor_command(port)), (LOW_LEVEL, floor_command(port, low_level=True)),
-            *[(f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
-              for b in ("buggy", "fixed", "spec")]]
+    return [
+        (FLOOR, floor_command(port)),
+        (LOW_LEVEL, floor_command(port, low_level=True)),
+        *[
+            (f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
+            for b in ("buggy", "fixed", "spec")
+        ],
+    ]
 
 
 def run_instructions(requests: int = 2000) -> str:

@@ -52,10 +52,14 @@ class Peer:
     def missing(self) -> str | None:
         """None when the peer can run here; else what to do about it."""
         if shutil.which("node") is None:
-            return f"{self.name} needs Node.js: apt-get install nodejs npm, then python -m mockllama.bench --install-peers"
+            return (
+                f"{self.name} needs Node.js: apt-get install nodejs npm, then python -m mockllama.bench --install-peers"
+            )
         if not self.script.is_file():
-            return (f"{self.name} is not installed in {peers_dir()}: python -m mockllama.bench --install-peers "
-                    f"(runs npm install --prefix {peers_dir()} {self.package})")
+            return (
+                f"{self.name} is not installed in {peers_dir()}: python -m mockllama.bench --install-peers "
+                f"(runs npm install --prefix {peers_dir()} {self.package})"
+            )
         return None
 
 
@@ -69,11 +73,14 @@ def install_peers() -> None:
     if shutil.which("npm") is None:
         raise RuntimeError("installing the peers needs npm: apt-get install nodejs npm")
     peers_dir().mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(peers_dir()),
-                    *(peer.package for peer in PEERS)], check=True)
+    subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(peers_dir()), *(peer.package for peer in PEERS)],
+        check=True,
+    )
 
 
 # --- what the peers are told to answer, built from our cassettes --------------------------------
+
 
 def recorded(workload: tuple[str, bool]) -> Interaction:
     scenarios = load_scenarios([bundled_cassette_dir()])
@@ -96,8 +103,11 @@ def user_prompt(body: dict) -> str:
 
 
 def _usage(usage: dict) -> dict:
-    return {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"],
-            "total_tokens": usage["total_tokens"]}
+    return {
+        "input_tokens": usage["input_tokens"],
+        "output_tokens": usage["output_tokens"],
+        "total_tokens": usage["total_tokens"],
+    }
 
 
 def aimock_fixtures() -> dict:
@@ -106,8 +116,13 @@ def aimock_fixtures() -> dict:
     message = text["output"][0]
     text_fixture = {
         "match": {"userMessage": user_prompt(request_json(TEXT))},
-        "response": {"content": message["content"][0]["text"], "id": text["id"], "created": text["created_at"],
-                     "model": text["model"], "usage": _usage(text["usage"])},
+        "response": {
+            "content": message["content"][0]["text"],
+            "id": text["id"],
+            "created": text["created_at"],
+            "model": text["model"],
+            "usage": _usage(text["usage"]),
+        },
     }
     stream = recorded(STREAM)
     completed = stream.events[-1].json()["response"]
@@ -115,9 +130,13 @@ def aimock_fixtures() -> dict:
     deltas = sum(1 for event in stream.events if event.name == "response.function_call_arguments.delta")
     stream_fixture = {
         "match": {"userMessage": user_prompt(request_json(STREAM))},
-        "response": {"toolCalls": [{"name": call["name"], "arguments": call["arguments"], "id": call["call_id"]}],
-                     "id": completed["id"], "created": completed["created_at"], "model": completed["model"],
-                     "usage": _usage(completed["usage"])},
+        "response": {
+            "toolCalls": [{"name": call["name"], "arguments": call["arguments"], "id": call["call_id"]}],
+            "id": completed["id"],
+            "created": completed["created_at"],
+            "model": completed["model"],
+            "usage": _usage(completed["usage"]),
+        },
         # as many argument deltas as llama-server sent
         "chunkSize": math.ceil(len(call["arguments"]) / deltas),
     }
@@ -132,8 +151,12 @@ def mock_llm_config() -> dict:
     """mock-llm's rules: the recorded text-cut-8 body for its request, nothing else."""
     body = request_json(TEXT)
     match = f"body.input == {_jmespath_string(body['input'])} && body.stream == `false`"
-    rule = {"path": f"^{RESPONSES_PATH}$", "method": "POST", "match": match,
-            "response": {"status": 200, "content": recorded(TEXT).body.decode("utf-8")}}
+    rule = {
+        "path": f"^{RESPONSES_PATH}$",
+        "method": "POST",
+        "match": match,
+        "response": {"status": 200, "content": recorded(TEXT).body.decode("utf-8")},
+    }
     return {"rules": [rule]}
 
 
@@ -142,15 +165,28 @@ def peer_command(peer: Peer, port: int, workdir: Path) -> tuple[list[str], dict]
     if peer is AIMOCK:
         fixture = workdir / "aimock-fixtures.json"
         fixture.write_text(json.dumps(aimock_fixtures(), indent=1))
-        return (["node", str(peer.script), "--port", str(port), "--host", "127.0.0.1", "--fixtures", str(fixture),
-                 "--log-level", "silent"], dict(os.environ))
+        return (
+            [
+                "node",
+                str(peer.script),
+                "--port",
+                str(port),
+                "--host",
+                "127.0.0.1",
+                "--fixtures",
+                str(fixture),
+                "--log-level",
+                "silent",
+            ],
+            dict(os.environ),
+        )
     config = workdir / "mock-llm.yaml"  # JSON is YAML
     config.write_text(json.dumps(mock_llm_config(), indent=1))
-    return (["node", str(peer.script), "--config", str(config)],
-            {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)})
+    return (["node", str(peer.script), "--config", str(config)], {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)})
 
 
 # --- fidelity: what a client sees of each reply ----------------------------------------------------
+
 
 @dataclass
 class Reply:
@@ -162,8 +198,10 @@ class Reply:
 
 def raw_reply(port: int, body: bytes, timeout: float = 10) -> Reply:
     """One POST over a plain socket, the reply read to the end and its chunked framing kept."""
-    request = (f"POST {RESPONSES_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    request = (
+        f"POST {RESPONSES_PATH} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(request)
         data = b""
@@ -187,12 +225,12 @@ def chunks(body: bytes) -> list[bytes]:
         if size == 0:
             break
         found.append(body[:size])
-        body = body[size + 2:]
+        body = body[size + 2 :]
     return found
 
 
 def event_names(stream: bytes) -> list[str]:
-    return [line[len("event:"):].strip() for line in stream.decode("utf-8").splitlines() if line.startswith("event:")]
+    return [line[len("event:") :].strip() for line in stream.decode("utf-8").splitlines() if line.startswith("event:")]
 
 
 def one_block_per_chunk(reply: Reply) -> str:
@@ -210,18 +248,26 @@ def fidelity_row(name: str, port: int, workloads) -> dict[str, str]:
     if TEXT in workloads:
         reply = raw_reply(port, json.dumps(request_json(TEXT)).encode())
         expected = recorded(TEXT).body
-        row["json"] = ("same bytes" if reply.body == expected
-                       else f"differs ({len(reply.body)} B, recorded {len(expected)} B)")
+        row["json"] = (
+            "same bytes" if reply.body == expected else f"differs ({len(reply.body)} B, recorded {len(expected)} B)"
+        )
     else:
         row["json"] = "not served"
     if STREAM in workloads:
         reply = raw_reply(port, json.dumps(request_json(STREAM)).encode())
         expected = recorded(STREAM)
         names, want = event_names(reply.body), [event.name for event in expected.events]
-        row["bytes"] = "same bytes" if reply.body == expected.body else f"differs ({len(reply.body)} B, recorded {len(expected.body)} B)"
-        row["events"] = ("same names, same order" if names == want
-                         else f"{len(names)} events ({', '.join(sorted(set(names) - set(want))) or 'no other names'} "
-                              f"added; {', '.join(sorted(set(want) - set(names))) or 'none'} missing)")
+        row["bytes"] = (
+            "same bytes"
+            if reply.body == expected.body
+            else f"differs ({len(reply.body)} B, recorded {len(expected.body)} B)"
+        )
+        row["events"] = (
+            "same names, same order"
+            if names == want
+            else f"{len(names)} events ({', '.join(sorted(set(names) - set(want))) or 'no other names'} "
+            f"added; {', '.join(sorted(set(want) - set(names))) or 'none'} missing)"
+        )
         row["chunks"] = one_block_per_chunk(reply)
     else:
         row["bytes"] = row["events"] = row["chunks"] = "no Responses stream"
@@ -229,7 +275,10 @@ def fidelity_row(name: str, port: int, workloads) -> dict[str, str]:
 
 
 def fidelity_table(rows: list[dict[str, str]]) -> str:
-    lines = ["| contender | text-cut-8 json body | poem-finishes stream body | stream events | one SSE block per HTTP chunk |",
-             "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "| contender | text-cut-8 json body | poem-finishes stream body | stream events "
+        "| one SSE block per HTTP chunk |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     lines += [f"| {r['contender']} | {r['json']} | {r['bytes']} | {r['events']} | {r['chunks']} |" for r in rows]
     return "\n".join(lines)

@@ -46,7 +46,17 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, LOW_LEVEL, cpu_per_request, floor_command, free_port, peak_rss_mb, request_body, run_wrk, start_contender
+from mockllama.bench.harness import (
+    FLOOR,
+    LOW_LEVEL,
+    cpu_per_request,
+    floor_command,
+    free_port,
+    peak_rss_mb,
+    request_body,
+    run_wrk,
+    start_contender,
+)
 from mockllama.bench.instructions import run_instructions
 from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
 from mockllama.bench.scale import parse_sizes, run_scale
@@ -58,6 +68,7 @@ CONCURRENCY = (1, 64)
 
 
 # --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
+
 
 def run_floor(port: int, low_level: bool = False) -> None:
     """Serve the two workloads' recorded replies with no matching and no transform at all, in the
@@ -133,6 +144,7 @@ def _serve_low_level(port: int, responses) -> None:
 
 
 # --- measuring ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Result:
@@ -210,13 +222,13 @@ def measure(targets: dict[str, Target]) -> list[Result]:
                 if not samples:
                     continue
                 rps, p50, p99 = (statistics.median(column) for column in zip(*samples))
-                results.append(Result(name, label, connections, rps, p50, p99,
-                                      tuple(sample[0] for sample in samples)))
+                results.append(Result(name, label, connections, rps, p50, p99, tuple(sample[0] for sample in samples)))
             print(f"measured {label} at {connections} connections", file=sys.stderr, flush=True)
     return results
 
 
 # --- the run and the table ----------------------------------------------------------------------
+
 
 def contenders(port_for) -> list[tuple[str, list[str], str]]:
     python = sys.executable
@@ -224,13 +236,22 @@ def contenders(port_for) -> list[tuple[str, list[str], str]]:
     return [
         (FLOOR, floor_command(floor), f"http://127.0.0.1:{floor}"),
         (LOW_LEVEL, floor_command(low_level, low_level=True), f"http://127.0.0.1:{low_level}"),
-        ("mockllama buggy", [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
-         f"http://127.0.0.1:{buggy}"),
-        ("mockllama fixed", [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
-         f"http://127.0.0.1:{fixed}"),
+        (
+            "mockllama buggy",
+            [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
+            f"http://127.0.0.1:{buggy}",
+        ),
+        (
+            "mockllama fixed",
+            [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
+            f"http://127.0.0.1:{fixed}",
+        ),
         # spec adds a per-request step (its response objects echo the request): this row is its cost
-        ("mockllama spec", [python, "-m", "mockllama", "serve", "--port", str(spec), "--behaviour", "spec"],
-         f"http://127.0.0.1:{spec}"),
+        (
+            "mockllama spec",
+            [python, "-m", "mockllama", "serve", "--port", str(spec), "--behaviour", "spec"],
+            f"http://127.0.0.1:{spec}",
+        ),
     ]
 
 
@@ -240,8 +261,11 @@ def journal_contenders(port_for) -> list[tuple[str, list[str], str]]:
     on, off = port_for(), port_for()
     return [
         (JOURNAL_ON, [python, "-m", "mockllama", "serve", "--port", str(on)], f"http://127.0.0.1:{on}"),
-        (JOURNAL_OFF, [python, "-m", "mockllama", "serve", "--port", str(off), "--journal-size", "0"],
-         f"http://127.0.0.1:{off}"),
+        (
+            JOURNAL_OFF,
+            [python, "-m", "mockllama", "serve", "--port", str(off), "--journal-size", "0"],
+            f"http://127.0.0.1:{off}",
+        ),
     ]
 
 
@@ -250,8 +274,10 @@ JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journ
 
 def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds: int) -> str:
     """Journal on against off, in turns round by round: median server CPU per request, per workload."""
-    lines = ["| workload | conns | journal on CPU us/req | journal off CPU us/req | cost |",
-             "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "| workload | conns | journal on CPU us/req | journal off CPU us/req | cost |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for scenario, stream in WORKLOADS:
         body = request_body(scenario, stream)
         for connections in CONCURRENCY:
@@ -260,8 +286,10 @@ def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds:
                 for name, (url, pid) in targets.items():
                     runs[name].append(cpu_per_request(url, pid, body, connections, duration))
             on, off = statistics.median(runs[JOURNAL_ON]), statistics.median(runs[JOURNAL_OFF])
-            lines.append(f"| {scenario} {'stream' if stream else 'json'} | {connections} | {on:.1f} | {off:.1f} | "
-                         f"{(on / off - 1) * 100:+.1f}% |")
+            lines.append(
+                f"| {scenario} {'stream' if stream else 'json'} | {connections} | {on:.1f} | {off:.1f} | "
+                f"{(on / off - 1) * 100:+.1f}% |"
+            )
             print(f"measured CPU per request, {scenario} at {connections} connections", file=sys.stderr, flush=True)
     return "\n".join(lines)
 
@@ -280,8 +308,12 @@ def journalling_microseconds(requests: int = 20000, rounds: int = 5) -> tuple[fl
     from mockllama.server.app import answers_errors
     from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, Journal
 
-    headers = {"Content-Type": "application/json", "X-Mockllama-Behaviour": "buggy",
-               "X-Mockllama-Scenario": "text-cut-8", "X-Mockllama-Selected-By": "match"}
+    headers = {
+        "Content-Type": "application/json",
+        "X-Mockllama-Behaviour": "buggy",
+        "X-Mockllama-Scenario": "text-cut-8",
+        "X-Mockllama-Selected-By": "match",
+    }
 
     async def reply(request: web.Request) -> web.Response:
         return web.Response(body=b"x" * 1024, headers=headers)
@@ -311,9 +343,11 @@ def journalling_share(on_us: float, off_us: float, cpu_table: str) -> str:
     (journal off, text-cut-8 at 1 connection: the cheapest request, so the largest share)."""
     row = next(line for line in cpu_table.splitlines() if line.startswith("| text-cut-8 json | 1 |"))
     server_us = float(row.split("|")[4])
-    return (f"journalling itself (in process, journal on against off): {on_us - off_us:.1f} us per request "
-            f"({on_us:.1f} against {off_us:.1f}); the server spends {server_us:.1f} us of CPU per text-cut-8 "
-            f"request with the journal off, so journalling costs {(on_us - off_us) / server_us * 100:.1f}% of it")
+    return (
+        f"journalling itself (in process, journal on against off): {on_us - off_us:.1f} us per request "
+        f"({on_us:.1f} against {off_us:.1f}); the server spends {server_us:.1f} us of CPU per text-cut-8 "
+        f"request with the journal off, so journalling costs {(on_us - off_us) / server_us * 100:.1f}% of it"
+    )
 
 
 def journal_cost(results: list[Result]) -> str:
@@ -324,8 +358,9 @@ def journal_cost(results: list[Result]) -> str:
         if r.contender != JOURNAL_ON:
             continue
         off = by_key[(JOURNAL_OFF, r.workload, r.connections)]
-        lines.append(f"| {r.workload} | {r.connections} | {r.rps:,.0f} | {off.rps:,.0f} | "
-                     f"{(1 - r.rps / off.rps) * 100:+.1f}% |")
+        lines.append(
+            f"| {r.workload} | {r.connections} | {r.rps:,.0f} | {off.rps:,.0f} | {(1 - r.rps / off.rps) * 100:+.1f}% |"
+        )
     return "\n".join(lines)
 
 
@@ -350,9 +385,11 @@ def _workload(result: Result) -> tuple[str, bool]:
 
 def table(results: list[Result], starts: dict, rss: dict) -> str:
     floor, live = _runs_of(results, FLOOR), _runs_of(results, "llama-server")
-    lines = ["| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
-             "vs floor, each round | vs llama-server |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| contender | workload | conns | req/s | p50 ms | p99 ms | vs floor | vs floor, paired | "
+        "vs floor, each round | vs llama-server |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in sorted(results, key=lambda r: (WORKLOADS.index(_workload(r)), r.connections)):
         key = (r.workload, r.connections)
         base = floor.get(key)
@@ -360,8 +397,10 @@ def table(results: list[Result], starts: dict, rss: dict) -> str:
         paired, each = _paired(r, base), _each_round(r, base)
         vs_live = f"{r.rps / live[key].rps:.0f}x" if key in live and r.contender != "llama-server" else "-"
         rps = f"{r.rps:,.0f}" if r.rps >= 10 else f"{r.rps:.2f}"
-        lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
-                     f"{r.p99_ms:.2f} | {vs_floor} | {paired} | {each} | {vs_live} |")
+        lines.append(
+            f"| {r.contender} | {r.workload} | {r.connections} | {rps} | {r.p50_ms:.2f} | "
+            f"{r.p99_ms:.2f} | {vs_floor} | {paired} | {each} | {vs_live} |"
+        )
     lines += ["", "| contender | start to first 200 | peak RSS |", "| --- | --- | --- |"]
     lines += [f"| {name} | {starts[name] * 1000:.0f} ms | {rss[name]:.1f} MB |" for name in starts]
     return "\n".join(lines)
@@ -393,13 +432,17 @@ def behaviour_table(results: list[Result]) -> str:
     then paired round by round, as the ratios to the floor are, and each round's own ratio, whose
     spread is the VM's: the three run the same code but for the body's rewrite."""
     buggy = _runs_of(results, PEER_BASE)
-    lines = ["| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| behaviour | workload | conns | vs buggy | vs buggy, paired | each round, paired |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in results:
         base = buggy.get((r.workload, r.connections))
         if r.contender in HELD_AGAINST_BUGGY and base is not None:
-            lines.append(f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
-                         f"{_paired(r, base)} | {_each_round(r, base)} |")
+            lines.append(
+                f"| {r.contender} | {r.workload} | {r.connections} | {_ratio(r.rps, base.rps)} | "
+                f"{_paired(r, base)} | {_each_round(r, base)} |"
+            )
     return "\n".join(lines)
 
 
@@ -416,21 +459,30 @@ def peer_table(results: list[Result], peers: list[str]) -> str:
     showed. No ratio of mockllama's can exceed the first but by the VM's noise."""
     by_key = {(r.contender, r.workload, r.connections): r for r in results}
     ceilings = [("floor", _runs_of(results, FLOOR)), ("low-level", _runs_of(results, LOW_LEVEL))]
-    head = (["workload", "conns", "mockllama req/s"] + [f"{p} req/s" for p in peers]
-            + [f"mockllama/{p} req/s" for p in peers] + [f"mockllama/{p} req/s, paired" for p in peers]
-            + [f"{name}/{p} req/s, paired" for name, _ in ceilings for p in peers]
-            + ["mockllama p50 ms"] + [f"{p} p50 ms" for p in peers] + [f"mockllama/{p} p50" for p in peers])
+    head = (
+        ["workload", "conns", "mockllama req/s"]
+        + [f"{p} req/s" for p in peers]
+        + [f"mockllama/{p} req/s" for p in peers]
+        + [f"mockllama/{p} req/s, paired" for p in peers]
+        + [f"{name}/{p} req/s, paired" for name, _ in ceilings for p in peers]
+        + ["mockllama p50 ms"]
+        + [f"{p} p50 ms" for p in peers]
+        + [f"mockllama/{p} p50" for p in peers]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in (r for r in results if r.contender == PEER_BASE):
         theirs = [by_key.get((p, r.workload, r.connections)) for p in peers]
         ceiling_runs = [runs.get((r.workload, r.connections)) for _, runs in ceilings]
-        cells = ([r.workload, str(r.connections), f"{r.rps:,.0f}"]
-                 + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
-                 + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
-                 + [_paired(r, t) for t in theirs]
-                 + [_paired(ceiling, t) if ceiling else "-" for ceiling in ceiling_runs for t in theirs]
-                 + [f"{r.p50_ms:.2f}"] + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
-                 + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs])
+        cells = (
+            [r.workload, str(r.connections), f"{r.rps:,.0f}"]
+            + [f"{t.rps:,.0f}" if t else "not served" for t in theirs]
+            + [_ratio(r.rps, t.rps) if t else "-" for t in theirs]
+            + [_paired(r, t) for t in theirs]
+            + [_paired(ceiling, t) if ceiling else "-" for ceiling in ceiling_runs for t in theirs]
+            + [f"{r.p50_ms:.2f}"]
+            + [f"{t.p50_ms:.2f}" if t else "-" for t in theirs]
+            + [_ratio(r.p50_ms, t.p50_ms) if t else "-" for t in theirs]
+        )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -440,24 +492,44 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
-    parser.add_argument("--journal-cost", action="store_true",
-                        help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
-                        "req/s, server CPU per request, and journalling's own time per request in process")
+    parser.add_argument(
+        "--journal-cost",
+        action="store_true",
+        help="measure only mockllama with the journal on against off (--journal-size 0), in turns: "
+        "req/s, server CPU per request, and journalling's own time per request in process",
+    )
     parser.add_argument("--no-peers", action="store_true", help="leave out the peer mock servers (aimock, mock-llm)")
-    parser.add_argument("--install-peers", action="store_true",
-                        help="npm install the peer mock servers into MOCKLLAMA_PEERS_DIR (default "
-                        "~/.cache/mockllama/peers) and stop")
-    parser.add_argument("--scale", action="store_true",
-                        help="measure only how start-up, memory, the scenarios command, matching and the 404 "
-                        "grow with the number of recordings (synthetic cassette directories)")
+    parser.add_argument(
+        "--install-peers",
+        action="store_true",
+        help="npm install the peer mock servers into MOCKLLAMA_PEERS_DIR (default ~/.cache/mockllama/peers) and stop",
+    )
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="measure only how start-up, memory, the scenarios command, matching and the 404 "
+        "grow with the number of recordings (synthetic cassette directories)",
+    )
     parser.add_argument("--with-scale", action="store_true", help="the comparison, then --scale, in one run")
-    parser.add_argument("--scale-sizes", default="100 1000 10000", metavar="'N N ...'",
-                        help="the synthetic directories' sizes in scenarios (default '100 1000 10000')")
-    parser.add_argument("--instructions", action="store_true",
-                        help="measure only the instructions each server executes per JSON request, under valgrind's "
-                        "callgrind (the same whatever else the machine does), and its ratio to the floor")
-    parser.add_argument("--requests", type=int, default=2000, metavar="N",
-                        help="with --instructions: the requests counted (default 2000)")
+    parser.add_argument(
+        "--scale-sizes",
+        default="100 1000 10000",
+        metavar="'N N ...'",
+        help="the synthetic directories' sizes in scenarios (default '100 1000 10000')",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="measure only the instructions each server executes per JSON request, under valgrind's "
+        "callgrind (the same whatever else the machine does), and its ratio to the floor",
+    )
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="with --instructions: the requests counted (default 2000)",
+    )
     parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--low-level-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -478,7 +550,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sizes = parse_sizes(args.scale_sizes)
     except ValueError:
-        sys.exit(f"mockllama.bench: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}")
+        sys.exit(
+            f"mockllama.bench: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}"
+        )
     print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
     if not args.scale:
         compare(args)
@@ -490,8 +564,9 @@ def compare(args) -> None:
     """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
     starts, processes, targets, missing = {}, {}, {}, []
     with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
-        entries = [(*entry, None, WORKLOADS) for entry in
-                   (journal_contenders if args.journal_cost else contenders)(free_port)]
+        entries = [
+            (*entry, None, WORKLOADS) for entry in (journal_contenders if args.journal_cost else contenders)(free_port)
+        ]
         if not (args.journal_cost or args.no_peers):
             found, missing = peer_contenders(free_port, Path(workdir))
             entries += found
@@ -514,8 +589,11 @@ def compare(args) -> None:
             results = measure(targets)
             rss = {name: peak_rss_mb(process) for name, process in processes.items()}
             peers = [name for name, *_ in entries if name in {peer.name for peer in PEERS}]
-            fidelity = [fidelity_row(name, int(targets[name].url.rsplit(":", 1)[1]), targets[name].workloads)
-                        for name in [PEER_BASE, *peers] if name in targets]
+            fidelity = [
+                fidelity_row(name, int(targets[name].url.rsplit(":", 1)[1]), targets[name].workloads)
+                for name in [PEER_BASE, *peers]
+                if name in targets
+            ]
             if args.llama_server:
                 # Last, so that the generations it keeps running after wrk stops slow nobody else down.
                 # Its replies take 0.1 to 1 s each: one long run per workload says enough.

@@ -39,20 +39,29 @@ MARKER = "SYNTH000000"  # replaced by each copy's number, digit for digit, in th
 
 # --- making the directories -----------------------------------------------------------------------
 
+
 def _marked_content(content):
     """A message's content with the marker appended to its text."""
     if isinstance(content, str):
         return f"{content} ({MARKER})"
     if isinstance(content, list):
-        return [{**part, "text": _marked_content(part["text"])} if isinstance(part, dict)
-                and isinstance(part.get("text"), str) else part for part in content]
+        return [
+            {**part, "text": _marked_content(part["text"])}
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else part
+            for part in content
+        ]
     return content
 
 
 def _marked_messages(messages: list) -> list:
     """Every user message marked, so the turns of one conversation still share their history."""
-    return [{**m, "content": _marked_content(m.get("content"))} if isinstance(m, dict) and m.get("role", "user") == "user"
-            else m for m in messages]
+    return [
+        {**m, "content": _marked_content(m.get("content"))}
+        if isinstance(m, dict) and m.get("role", "user") == "user"
+        else m
+        for m in messages
+    ]
 
 
 def _marked_body(body):
@@ -114,6 +123,7 @@ def unmatched_request(matched: bytes) -> bytes:
 
 # --- measuring ------------------------------------------------------------------------------------
 
+
 @dataclass
 class ScaleRow:
     label: str
@@ -153,8 +163,11 @@ def miss_latency(port: int, body: bytes, count: int = 20) -> tuple[float, float,
 
 def scenarios_command_seconds(directory: Path) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mockllama", "scenarios", "--cassettes", str(directory)],
-                   stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "mockllama", "scenarios", "--cassettes", str(directory)],
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
     return time.perf_counter() - started
 
 
@@ -189,11 +202,23 @@ def measure_dir(label: str, directory: Path, matched: bytes, port_for, duration:
             process.terminate()
             process.wait(timeout=20)
     scenarios, interactions = _count(directory)
-    return ScaleRow(label, scenarios, interactions, times[0], cold_rss, statistics.median(times[1:]), rss,
-                    scenarios_command_seconds(directory), p50, first_miss_ms, miss_ms, miss_bytes)
+    return ScaleRow(
+        label,
+        scenarios,
+        interactions,
+        times[0],
+        cold_rss,
+        statistics.median(times[1:]),
+        rss,
+        scenarios_command_seconds(directory),
+        p50,
+        first_miss_ms,
+        miss_ms,
+        miss_bytes,
+    )
 
 
-PLUGIN_TEST = '''
+PLUGIN_TEST = """
 import urllib.request
 
 def test_one_request(mockllama):
@@ -202,7 +227,7 @@ def test_one_request(mockllama):
                                      headers={{"Content-Type": "application/json"}})
     with urllib.request.urlopen(request) as response:
         assert response.status == 200
-'''
+"""
 
 
 def plugin_session_seconds(work: Path, body: bytes, extra: Path | None, runs: int = 3) -> float:
@@ -222,14 +247,19 @@ def plugin_session_seconds(work: Path, body: bytes, extra: Path | None, runs: in
 
 
 def scale_table(rows: list[ScaleRow], plugin: dict[str, float]) -> str:
-    lines = ["| recordings | scenarios | interactions | first start (no index yet) | its peak RSS | "
-             "start to first 200 | peak RSS | `scenarios` command | matched p50 (1 conn) | first 404 | "
-             "404 latency (median) | 404 size |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    lines += [f"| {r.label} | {r.scenarios:,} | {r.interactions:,} | {r.cold_start_s * 1000:,.0f} ms | "
-              f"{r.cold_rss_mb:.0f} MB | {r.start_s * 1000:,.0f} ms | {r.rss_mb:.0f} MB | "
-              f"{r.scenarios_cmd_s:.2f} s | {r.matched_p50_ms:.2f} ms | {r.first_miss_ms:,.0f} ms | {r.miss_ms:.1f} ms | {r.miss_bytes:,} B |"
-              for r in rows]
+    lines = [
+        "| recordings | scenarios | interactions | first start (no index yet) | its peak RSS | "
+        "start to first 200 | peak RSS | `scenarios` command | matched p50 (1 conn) | first 404 | "
+        "404 latency (median) | 404 size |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {r.label} | {r.scenarios:,} | {r.interactions:,} | {r.cold_start_s * 1000:,.0f} ms | "
+        f"{r.cold_rss_mb:.0f} MB | {r.start_s * 1000:,.0f} ms | {r.rss_mb:.0f} MB | "
+        f"{r.scenarios_cmd_s:.2f} s | {r.matched_p50_ms:.2f} ms | {r.first_miss_ms:,.0f} ms | "
+        f"{r.miss_ms:.1f} ms | {r.miss_bytes:,} B |"
+        for r in rows
+    ]
     lines += ["", "| pytest plugin session (one test, one request) | wall time |", "| --- | --- |"]
     lines += [f"| {label} | {seconds:.2f} s |" for label, seconds in plugin.items()]
     return "\n".join(lines)
@@ -252,8 +282,10 @@ def run_scale(sizes: tuple[int, ...], duration: int, port_for) -> str:
             print(f"measured {size:,} synthetic scenarios", file=sys.stderr, flush=True)
         plugin_size = max((size for size in sizes if size <= PLUGIN_EXTRA), default=min(sizes))
         body = matched_request(dirs[plugin_size])
-        plugin = {"bundled recordings only": plugin_session_seconds(work, bundled_body, None),
-                  f"plus {plugin_size:,} extra scenarios": plugin_session_seconds(work, body, dirs[plugin_size])}
+        plugin = {
+            "bundled recordings only": plugin_session_seconds(work, bundled_body, None),
+            f"plus {plugin_size:,} extra scenarios": plugin_session_seconds(work, body, dirs[plugin_size]),
+        }
         print("measured the pytest plugin's session start-up", file=sys.stderr, flush=True)
     return scale_table(rows, plugin)
 
@@ -263,4 +295,3 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     if not sizes or any(size < 1 for size in sizes):
         raise ValueError("sizes are positive whole numbers")
     return sizes
-

@@ -28,8 +28,13 @@ from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.record_mode import RecordMode
 from mockllama.upstream.record_on_miss import RecordOnMiss
 
-REQUEST = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 64,
-           "temperature": 0, "stream": True}
+REQUEST = {
+    "model": "x",
+    "input": "Count from 1 to 200, separated by spaces.",
+    "max_output_tokens": 64,
+    "temperature": 0,
+    "stream": True,
+}
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,11 @@ class Result:
         return statistics.median(getattr(t, field) for t in timings)
 
     def medians(self) -> dict[str, float]:
-        return {f"{who}_{field}": self._median(timings, field) * 1000
-                for who, timings in (("direct", self.direct), ("proxied", self.proxied))
-                for field in ("first_byte", "total")}
+        return {
+            f"{who}_{field}": self._median(timings, field) * 1000
+            for who, timings in (("direct", self.direct), ("proxied", self.proxied))
+            for field in ("first_byte", "total")
+        }
 
     def lines(self) -> list[str]:
         m = self.medians()

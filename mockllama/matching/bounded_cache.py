@@ -7,7 +7,8 @@ bodies pin hundreds of megabytes; a byte bound keeps the memory known whatever c
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 ENTRY_OVERHEAD = 256  # the tuple, the dict slot and the cached value, roughly, per entry

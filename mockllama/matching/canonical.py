@@ -40,17 +40,43 @@ from mockllama.recordings.chat_twin import chat_twin, replies_carried
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 # llama-server does not read these: the same generation whatever they say (tests/live proves each).
-IGNORED_FIELDS = frozenset({"model", "stream_options", "user", "metadata", "include", "store", "truncation",
-                            "service_tier", "background", "max_tool_calls", "conversation", "prompt",
-                            "prompt_cache_key", "safety_identifier", "text"})
+IGNORED_FIELDS = frozenset(
+    {
+        "model",
+        "stream_options",
+        "user",
+        "metadata",
+        "include",
+        "store",
+        "truncation",
+        "service_tier",
+        "background",
+        "max_tool_calls",
+        "conversation",
+        "prompt",
+        "prompt_cache_key",
+        "safety_identifier",
+        "text",
+    }
+)
 # These, sent with one of these values, are the field left out: llama-server's own default, and null,
 # which its request schema reads as absent. Not for every field: null tools is a 400 on
 # /v1/responses, null instructions a system turn, and null temperature samples at the server's.
 DEFAULT_VALUES = {
-    "tools": ([],), "previous_response_id": (None, ""), "reasoning": (None,), "tool_choice": (None, "auto"),
-    "parallel_tool_calls": (None,), "n": (None, 1), "logprobs": (None, False), "top_logprobs": (None,),
-    "frequency_penalty": (None, 0), "presence_penalty": (None, 0),
-    "seed": (None,), "top_k": (None,), "top_p": (None,), "min_p": (None,),
+    "tools": ([],),
+    "previous_response_id": (None, ""),
+    "reasoning": (None,),
+    "tool_choice": (None, "auto"),
+    "parallel_tool_calls": (None,),
+    "n": (None, 1),
+    "logprobs": (None, False),
+    "top_logprobs": (None,),
+    "frequency_penalty": (None, 0),
+    "presence_penalty": (None, 0),
+    "seed": (None,),
+    "top_k": (None,),
+    "top_p": (None,),
+    "min_p": (None,),
 }
 # Without tools, llama-server does not read these: any value is the field left out.
 TOOL_ONLY_FIELDS = {"tool_choice": ("none",), "parallel_tool_calls": (True, False)}
@@ -62,8 +88,12 @@ LIMIT_ALIASES = ("max_completion_tokens",)
 
 def _is_one_of(value, values: tuple) -> bool:
     """``value`` is among ``values`` as JSON compares: true is not 1, and 0 is 0.0."""
-    return any(value is expected if expected is None or isinstance(expected, bool)
-               else not isinstance(value, bool) and value == expected for expected in values)
+    return any(
+        value is expected
+        if expected is None or isinstance(expected, bool)
+        else not isinstance(value, bool) and value == expected
+        for expected in values
+    )
 
 
 def _left_out(key: str, value, body: dict) -> bool:

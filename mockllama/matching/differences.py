@@ -57,8 +57,9 @@ def _items(field: str, sent, recorded) -> list[Difference]:
         if isinstance(mine, dict) and isinstance(theirs, dict):
             for key in sorted(mine.keys() | theirs.keys()):
                 if not _same(mine.get(key, ABSENT), theirs.get(key, ABSENT)):
-                    found.append(_with_order_note(f"{field}[{index}].{key}", mine.get(key, ABSENT),
-                                                  theirs.get(key, ABSENT)))
+                    found.append(
+                        _with_order_note(f"{field}[{index}].{key}", mine.get(key, ABSENT), theirs.get(key, ABSENT))
+                    )
         else:
             found.append(Difference(f"{field}[{index}]", mine, theirs))
     return found
@@ -71,8 +72,13 @@ def _order(a, b) -> bool:
 
 def _with_order_note(field: str, sent, recorded) -> Difference:
     if _order(sent, recorded):
-        return Difference(field, sent, recorded, "the same keys in another order: llama-server renders a tool "
-                          "schema in the order sent, and generates something else")
+        return Difference(
+            field,
+            sent,
+            recorded,
+            "the same keys in another order: llama-server renders a tool "
+            "schema in the order sent, and generates something else",
+        )
     return Difference(field, sent, recorded)
 
 
@@ -83,8 +89,9 @@ def messages(sent: dict, recorded: dict) -> list[Difference]:
 def tools(sent: dict, recorded: dict) -> list[Difference]:
     mine, theirs = sent.get("tools", ABSENT), recorded.get("tools", ABSENT)
     if isinstance(mine, list) and isinstance(theirs, list):
-        flat = [[tool.get("function", tool) if isinstance(tool, dict) else tool for tool in side]
-                for side in (mine, theirs)]
+        flat = [
+            [tool.get("function", tool) if isinstance(tool, dict) else tool for tool in side] for side in (mine, theirs)
+        ]
         return _items("tools", *flat)
     return [] if _same(mine, theirs) else [Difference("tools", mine, theirs)]
 
@@ -122,8 +129,12 @@ def _renamed(difference: Difference) -> Difference:
     return difference if name is None else Difference(name, difference.sent, difference.recorded, difference.note)
 
 
-def nearest(path: str, body, candidates: list[tuple[Interaction, Fingerprint]], listed: int,
-            ) -> tuple[int, int, list[tuple[Interaction, list[Difference]]]]:
+def nearest(
+    path: str,
+    body,
+    candidates: list[tuple[Interaction, Fingerprint]],
+    listed: int,
+) -> tuple[int, int, list[tuple[Interaction, list[Difference]]]]:
     """The fewest differences any candidate has, how many candidates have that few, and the first
     ``listed`` of them with their differences. Candidates come fingerprinted (``nearness``)."""
     mine = canonical_request(path, body)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 
 # The fields ``differences`` compares item by item, and how it reads each item.
-LISTS = {"messages": lambda item: item,
-         "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool}
+LISTS = {
+    "messages": lambda item: item,
+    "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool,
+}
 # A list field's own part: equal on both sides whenever both are lists (no JSON text is this).
 LIST = "<list>"
 
@@ -24,8 +26,12 @@ Part = tuple  # (kind, slot, JSON text, keys)
 _encode = json.JSONEncoder().encode  # as differences compares: default separators, ASCII
 # What the encoder writes for these types, without the encoder it makes for each value that is not
 # a string (most of a fingerprint's values: each field's own, each message's role and content).
-_SCALAR_TEXT = {str: json.encoder.encode_basestring_ascii, int: int.__repr__, bool: {True: "true", False: "false"}.get,
-                type(None): lambda _: "null"}
+_SCALAR_TEXT = {
+    str: json.encoder.encode_basestring_ascii,
+    int: int.__repr__,
+    bool: {True: "true", False: "false"}.get,
+    type(None): lambda _: "null",
+}
 
 
 def _json(value) -> str:

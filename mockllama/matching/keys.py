@@ -40,8 +40,12 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
         parts = parts_of(canonical)
     else:
         parts = _parts_by_key(key, canonical)
-    return (key, unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
-            conversation_key(interaction.path, body, canonical, interaction.turn), parts)
+    return (
+        key,
+        unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
+        conversation_key(interaction.path, body, canonical, interaction.turn),
+        parts,
+    )
 
 
 # The parts of the last few canonical keys: a Responses request and its chat twin, recorded side by

@@ -188,8 +188,9 @@ class Matcher:
             if scenario_name not in self.scenarios:
                 known = ", ".join(sorted(self.scenarios))
                 raise RequestError(
-                    404, f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario)."
-                         f"{self._did_you_mean(scenario_name)} Known: {known}."
+                    404,
+                    f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario)."
+                    f"{self._did_you_mean(scenario_name)} Known: {known}.",
                 )
             return self._turn_of(scenario_name, method, path, body, "header")
         model = body.get("model") if isinstance(body, dict) else None
@@ -199,8 +200,12 @@ class Matcher:
 
     def _turn_of(self, name: str, method: str, path: str, body, how: str) -> Selection:
         """The recorded turn of scenario ``name`` that this request's own input asks for."""
-        chosen_by = {"header": "X-Mockllama-Scenario", "model": "model", "fallback": "--fallback",
-                     "conversation": "its first turn"}[how]
+        chosen_by = {
+            "header": "X-Mockllama-Scenario",
+            "model": "model",
+            "fallback": "--fallback",
+            "conversation": "its first turn",
+        }[how]
         scenario = self.scenarios[name]
         stream = isinstance(body, dict) and body.get("stream") is True
         # Matched by its first turn, the history is the recording's own; chosen by name, only the
@@ -231,11 +236,13 @@ class Matcher:
         if other is None:
             return ""
         setup = self.scenarios[other.scenario].setup
-        return (f" A recording of another server set-up matches: {other.scenario!r}, recorded from the set-up "
-                f"{setup!r} (served: {self.setup!r}). A set-up's chat template changes what the server generates "
-                f"and no request says which one it has, so only the served set-up answers by prompt. Select "
-                f"{other.scenario!r} by name (\"model\" or X-Mockllama-Scenario), or serve that set-up with "
-                f"--setup {setup}.")
+        return (
+            f" A recording of another server set-up matches: {other.scenario!r}, recorded from the set-up "
+            f"{setup!r} (served: {self.setup!r}). A set-up's chat template changes what the server generates "
+            f"and no request says which one it has, so only the served set-up answers by prompt. Select "
+            f'{other.scenario!r} by name ("model" or X-Mockllama-Scenario), or serve that set-up with '
+            f"--setup {setup}."
+        )
 
     def _did_you_mean(self, name: str) -> str:
         """A question naming the scenarios ``name`` is a likely typo of (poem-cut-16 for poem-cut-20), or ""."""
@@ -247,16 +254,21 @@ class Matcher:
         (``real_quick_ratio``, in its own words here) compares lengths only, yet it builds a matcher
         for every name first, 20 ms a 404 at 10,000 scenarios."""
         size = len(name)
-        fits = {length: (2.0 * min(size, length) / (size + length) if size + length else 1.0) >= NEAR_NAME
-                for length in {len(other) for other in self.scenarios}}
+        fits = {
+            length: (2.0 * min(size, length) / (size + length) if size + length else 1.0) >= NEAR_NAME
+            for length in {len(other) for other in self.scenarios}
+        }
         return [other for other in self.scenarios if fits[len(other)]]
 
     def _nearest_candidates(self, method: str, path: str, stream: bool) -> Candidates:
-        return self._fingerprints.of((method, path, stream), lambda: [
-            i
-            for i in self._by_route.get((method, path), [])
-            if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
-        ])
+        return self._fingerprints.of(
+            (method, path, stream),
+            lambda: [
+                i
+                for i in self._by_route.get((method, path), [])
+                if i.stream == stream and isinstance(i.request_json, dict) and i.status < 400
+            ],
+        )
 
     def prepare_nearest(self) -> Iterator[tuple[str, str, bool]]:
         """Gather the 404's candidates (``nearness.Fingerprints``) now rather than on a route's
@@ -273,7 +285,7 @@ class Matcher:
         candidates = self._nearest_candidates(method, path, stream)
         how_to = (
             "Select a scenario whatever the prompt with the header 'X-Mockllama-Scenario: NAME' or with "
-            "\"model\": \"NAME\" (list them with 'mockllama scenarios'), start the server with "
+            '"model": "NAME" (list them with \'mockllama scenarios\'), start the server with '
             "--fallback NAME, or record this request from a live llama-server and serve it with --cassettes DIR."
         )
         if not candidates:
@@ -286,8 +298,9 @@ class Matcher:
         if near > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
             listed += f"; and {near - MAX_LISTED} more as near"
         differ = f"{count} difference{'s' if count != 1 else ''}"
-        label = (f"Nearest scenario ({differ})" if near == 1
-                 else f"Nearest scenarios ({near}, equally near, {differ} each)")
+        label = (
+            f"Nearest scenario ({differ})" if near == 1 else f"Nearest scenarios ({near}, equally near, {differ} each)"
+        )
         model = body.get("model")
         hints = self._other_setup(method, path, body)
         near_name = self._did_you_mean(model) if isinstance(model, str) else ""
@@ -316,6 +329,5 @@ def past_the_last_turn(scenario: Scenario, turn: int, chosen_by: str) -> str:
         f"turn{'s' if scenario.turns != 1 else ''}, but this request carries {replies} model "
         f"repl{'ies' if replies != 1 else 'y'} (function calls or assistant messages), so it asks for turn "
         f"{turn}. mockllama never replays an earlier turn for a later one. Stop the conversation after "
-        f"turn {scenario.turns}, or record a longer conversation (a catalogue entry with \"turns\")."
+        f'turn {scenario.turns}, or record a longer conversation (a catalogue entry with "turns").'
     )
-

@@ -20,7 +20,6 @@ from itertools import chain
 
 from mockllama.matching.keys import keys_for
 
-
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
 Fingerprint = tuple
 
@@ -43,8 +42,9 @@ class Prices(dict):
     def __init__(self, sent: Fingerprint, parts: dict[int, object]):
         super().__init__()
         self.names = sent[0]
-        self.sent = {(kind, slot): (text, dict(keys) if keys is not None else None)
-                     for kind, slot, text, keys in sent[1:]}
+        self.sent = {
+            (kind, slot): (text, dict(keys) if keys is not None else None) for kind, slot, text, keys in sent[1:]
+        }
         self.parts = parts
 
     def __missing__(self, ident: int) -> int:

@@ -42,8 +42,13 @@ def _responses_output(replies: OwnReplies, items) -> None:
         if item.get("type") == "function_call":
             replies.add_call(item.get("call_id"), item.get("name"), item.get("arguments"))
         elif item.get("type") == "message" and isinstance(item.get("content"), list):
-            replies.add_text("".join(part.get("text", "") for part in item["content"]
-                                     if isinstance(part, dict) and isinstance(part.get("text"), str)))
+            replies.add_text(
+                "".join(
+                    part.get("text", "")
+                    for part in item["content"]
+                    if isinstance(part, dict) and isinstance(part.get("text"), str)
+                )
+            )
 
 
 def _chat_message(replies: OwnReplies, message) -> None:
@@ -110,8 +115,9 @@ def _text(content) -> str | None:
     if isinstance(content, str):
         return content.strip()
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content
-                       if isinstance(part, dict) and isinstance(part.get("text"), str)).strip()
+        return "".join(
+            part.get("text", "") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ).strip()
     return None
 
 

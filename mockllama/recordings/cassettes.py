@@ -11,11 +11,11 @@ import gc
 import itertools
 import json
 import os
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
@@ -132,16 +132,21 @@ class Scenario:
 
     def find(self, method: str, path: str, stream: bool, turn: int = 1) -> Interaction | None:
         for interaction in self.interactions:
-            if (interaction.method == method and interaction.path == path and interaction.stream == stream
-                    and (method == "GET" or interaction.turn == turn)):
+            if (
+                interaction.method == method
+                and interaction.path == path
+                and interaction.stream == stream
+                and (method == "GET" or interaction.turn == turn)
+            ):
                 return interaction
         return None
 
     def chat_twin(self, interaction: Interaction) -> Interaction | None:
         """The chat completion recorded beside a Responses interaction (same turn), same stream flag first."""
         turn = interaction.turn
-        return (self.find("POST", CHAT_PATH, interaction.stream, turn)
-                or self.find("POST", CHAT_PATH, not interaction.stream, turn))
+        return self.find("POST", CHAT_PATH, interaction.stream, turn) or self.find(
+            "POST", CHAT_PATH, not interaction.stream, turn
+        )
 
     @cached_property
     def turns(self) -> int:
@@ -197,8 +202,9 @@ def _header_values(values) -> list:
 
 def _interaction(scenario: str, request, response) -> Interaction:
     raw, parsed = _request_body(request.body)
-    headers = tuple((name, value) for name, values in (response.get("headers") or {}).items()
-                    for value in _header_values(values))
+    headers = tuple(
+        (name, value) for name, values in (response.get("headers") or {}).items() for value in _header_values(values)
+    )
     body = response["body"]["string"]
     return Interaction(
         scenario=scenario,
@@ -347,8 +353,10 @@ class IndexedInteraction(Interaction):
 
 def _record(scenario: Scenario) -> list[tuple]:
     """A loaded scenario as plain values for the index: each interaction with its turn and match keys."""
-    return [(i.method, i.path, i.request_raw, i.request_json, i.status, i.reason, i.headers, i.turn,
-             i.match_keys, i.body) for i in scenario.interactions]
+    return [
+        (i.method, i.path, i.request_raw, i.request_json, i.status, i.reason, i.headers, i.turn, i.match_keys, i.body)
+        for i in scenario.interactions
+    ]
 
 
 def _from_record(path: Path, record: list[tuple], bodies, setup: str) -> Scenario:
@@ -356,8 +364,14 @@ def _from_record(path: Path, record: list[tuple], bodies, setup: str) -> Scenari
     for method, uri_path, raw, parsed, status, reason, headers, turn, keys, body_at in record:
         interaction = IndexedInteraction.__new__(IndexedInteraction)  # the fields set at once: 10,000s of these
         interaction.__dict__.update(
-            scenario=scenario.name, method=method, path=uri_path, request_raw=raw, request_json=parsed,
-            status=status, reason=reason, headers=tuple(tuple(pair) for pair in headers),
+            scenario=scenario.name,
+            method=method,
+            path=uri_path,
+            request_raw=raw,
+            request_json=parsed,
+            status=status,
+            reason=reason,
+            headers=tuple(tuple(pair) for pair in headers),
             _body_at=(bodies, *body_at),
             turn=turn,  # the cached property, as computed when the file was read
         )
@@ -457,14 +471,21 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
         relative = str(path)[prefix:].replace(os.sep, "/")
         entry = indexed.get(relative)
         size_mtime = stamp(path)
-        planned.append((path, relative, size_mtime, setup_of(path.parent, directory, setups),
-                        entry[2] if entry is not None and (entry[0], entry[1]) == size_mtime else None))
+        planned.append(
+            (
+                path,
+                relative,
+                size_mtime,
+                setup_of(path.parent, directory, setups),
+                entry[2] if entry is not None and (entry[0], entry[1]) == size_mtime else None,
+            )
+        )
     if len(files) == len(indexed) and all(record is not None for *_, record in planned):
         return [_from_record(path, record, old_bodies, setup) for path, _, _, setup, record in planned]
     # Something changed: the files not indexed as they are now are read (on every core when they
     # are many), and a new index written as they come, reply bodies straight to the file.
     jobs = [(path, setup, keys_of) for path, _, _, setup, record in planned if record is None]
-    batches = map_in_order(_read_batch, [jobs[start:start + BATCH] for start in range(0, len(jobs), BATCH)])
+    batches = map_in_order(_read_batch, [jobs[start : start + BATCH] for start in range(0, len(jobs), BATCH)])
     afresh = itertools.chain.from_iterable(batches)
     # Each scenario is made as its record comes, while the workers read on (not all at the end).
     writer, scenarios = IndexWriter(directory, variant), []

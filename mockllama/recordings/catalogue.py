@@ -98,12 +98,16 @@ class CatalogueScenario:
         output = [item for item in reply.get("output") or [] if isinstance(item, dict)]
         calls = [item for item in output if item.get("type") == "function_call"]
         if not calls:
-            raise CatalogueError(f"scenario {self.name!r}: turn {number} answered without a function call, "
-                                 f"so there is nothing for turn {number + 1} to answer")
+            raise CatalogueError(
+                f"scenario {self.name!r}: turn {number} answered without a function call, "
+                f"so there is nothing for turn {number + 1} to answer"
+            )
         given = body["input"]
         history = [{"content": given, "role": "user"}] if isinstance(given, str) else list(given)
-        outputs = [{"call_id": call["call_id"], "output": turn["tool_output"], "type": "function_call_output"}
-                   for call in calls]
+        outputs = [
+            {"call_id": call["call_id"], "output": turn["tool_output"], "type": "function_call_output"}
+            for call in calls
+        ]
         following = {key: value for key, value in body.items() if key not in (*turn.get("drop", ()), "stream")}
         return {**following, **turn.get("set", {}), "input": [*history, *output, *outputs]}
 
@@ -120,9 +124,9 @@ def responses_requests(body: dict) -> list[PlannedRequest]:
 
 def _raw_request(scenario: str, raw) -> PlannedRequest:
     if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):
-        raise CatalogueError(f"scenario {scenario!r}: each request needs at least a \"path\"")
+        raise CatalogueError(f'scenario {scenario!r}: each request needs at least a "path"')
     if "json" in raw and "data" in raw:
-        raise CatalogueError(f"scenario {scenario!r}: a request has \"json\" or \"data\", not both")
+        raise CatalogueError(f'scenario {scenario!r}: a request has "json" or "data", not both')
     method = str(raw.get("method", "POST" if ("json" in raw or "data" in raw) else "GET")).upper()
     return PlannedRequest(method, raw["path"], raw.get("json"), raw.get("data"), dict(raw.get("headers", {})))
 
@@ -131,35 +135,43 @@ def _turns(source: str, name: str, turns, responses) -> tuple[dict, ...]:
     if turns is None:
         return ()
     if responses is None or not isinstance(turns, list):
-        raise CatalogueError(f"{source}: scenario {name!r}: \"turns\" is a list, and only beside \"responses\"")
+        raise CatalogueError(f'{source}: scenario {name!r}: "turns" is a list, and only beside "responses"')
     for turn in turns:
-        if (not isinstance(turn, dict) or not isinstance(turn.get("tool_output"), str)
-                or not isinstance(turn.get("drop", []), list) or not isinstance(turn.get("set", {}), dict)):
-            raise CatalogueError(f"{source}: scenario {name!r}: each turn needs a \"tool_output\" string "
-                                 f"(and may have a \"drop\" list and a \"set\" object)")
+        if (
+            not isinstance(turn, dict)
+            or not isinstance(turn.get("tool_output"), str)
+            or not isinstance(turn.get("drop", []), list)
+            or not isinstance(turn.get("set", {}), dict)
+        ):
+            raise CatalogueError(
+                f'{source}: scenario {name!r}: each turn needs a "tool_output" string '
+                f'(and may have a "drop" list and a "set" object)'
+            )
     return tuple(turns)
 
 
 def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
-        raise CatalogueError(f"{source}: expected a JSON object with a \"scenarios\" list")
+        raise CatalogueError(f'{source}: expected a JSON object with a "scenarios" list')
     scenarios, names = [], set()
     for entry in data["scenarios"]:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-            raise CatalogueError(f"{source}: every scenario needs a plain \"name\" (a file name), got {name!r}")
+            raise CatalogueError(f'{source}: every scenario needs a plain "name" (a file name), got {name!r}')
         if name in names:
             raise CatalogueError(f"{source}: scenario {name!r} appears twice")
         names.add(name)
         responses, requests = entry.get("responses"), entry.get("requests")
         if (responses is None) == (requests is None):
-            raise CatalogueError(f"{source}: scenario {name!r} needs exactly one of \"responses\" or \"requests\"")
+            raise CatalogueError(f'{source}: scenario {name!r} needs exactly one of "responses" or "requests"')
         if responses is not None and not isinstance(responses, dict):
-            raise CatalogueError(f"{source}: scenario {name!r}: \"responses\" must be a request body object")
+            raise CatalogueError(f'{source}: scenario {name!r}: "responses" must be a request body object')
         if requests is not None and not isinstance(requests, list):
-            raise CatalogueError(f"{source}: scenario {name!r}: \"requests\" must be a list")
+            raise CatalogueError(f'{source}: scenario {name!r}: "requests" must be a list')
         planned = tuple(_raw_request(name, raw) for raw in requests or [])
-        scenarios.append(CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses)))
+        scenarios.append(
+            CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses))
+        )
     return scenarios
 
 
@@ -169,7 +181,7 @@ def parse_setup(data, source: str = "catalogue") -> dict | None:
     if setup is None:
         return None
     if not isinstance(setup, dict) or not all(isinstance(setup.get(key), str) for key in SETUP_FIELDS):
-        raise CatalogueError(f"{source}: \"setup\" must be an object with the strings {', '.join(SETUP_FIELDS)}")
+        raise CatalogueError(f'{source}: "setup" must be an object with the strings {", ".join(SETUP_FIELDS)}')
     return {key: setup[key] for key in SETUP_FIELDS}
 
 

@@ -38,8 +38,11 @@ def _chat_messages(request: dict) -> list[dict]:
         if item.get("type", "message") == "message":
             messages.append({"content": _chat_content(item["content"]), "role": item["role"]})
         elif item.get("type") == "function_call":
-            call = {"id": item["call_id"], "type": "function",
-                    "function": {"name": item["name"], "arguments": item["arguments"]}}
+            call = {
+                "id": item["call_id"],
+                "type": "function",
+                "function": {"name": item["name"], "arguments": item["arguments"]},
+            }
             messages.append({"role": "assistant", "tool_calls": [call]})
         elif item.get("type") == "function_call_output":
             messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})

@@ -37,9 +37,19 @@ _START = len(MAGIC) + _HEADER.size  # where the bodies and entry chunks start
 # all marshalled at once (65 MB at 10,000 recordings), and has none left to write at its end.
 CHUNK = 64
 # The modules whose code decides what a cassette loads as and what it matches.
-_READING_CODE = ("recordings/cassettes.py", "recordings/safe_yaml.py", "recordings/shape.py", "wire/nesting.py",
-                 "wire/sse.py", "recordings/chat_twin.py", "recordings/catalogue.py", "recordings/index.py",
-                 "matching/canonical.py", "matching/keys.py", "matching/fingerprint.py")
+_READING_CODE = (
+    "recordings/cassettes.py",
+    "recordings/safe_yaml.py",
+    "recordings/shape.py",
+    "wire/nesting.py",
+    "wire/sse.py",
+    "recordings/chat_twin.py",
+    "recordings/catalogue.py",
+    "recordings/index.py",
+    "matching/canonical.py",
+    "matching/keys.py",
+    "matching/fingerprint.py",
+)
 
 
 def index_dir() -> Path | None:

@@ -105,8 +105,11 @@ def scrub_response(response: dict) -> dict:
             del headers[name]
         else:
             values = headers[name]
-            headers[name] = ([scrub_header_value(name, str(value)) for value in values]
-                             if isinstance(values, list) else scrub_header_value(name, str(values)))
+            headers[name] = (
+                [scrub_header_value(name, str(value)) for value in values]
+                if isinstance(values, list)
+                else scrub_header_value(name, str(values))
+            )
     return response
 
 
@@ -131,8 +134,9 @@ def save_cassette(path: Path, pairs: list, check=lambda written: None):
 
     ``check(written)`` reads the temporary file before the rename and raises if it must not
     replace ``path``; what it returns is returned."""
-    scrubbed = [(scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response)))
-                for request, response in pairs]
+    scrubbed = [
+        (scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response))) for request, response in pairs
+    ]
     # vcr imported here and in _vcr: importing it loads its patches for every HTTP library, 0.4 s
     # of every `mockllama serve` start, which imports this module for --record-on-miss.
     from vcr.persisters.filesystem import FilesystemPersister
@@ -160,14 +164,17 @@ class _CappedResponse(aiohttp.ClientResponse):
                 body += chunk
                 if len(body) > self.max_bytes:
                     self.close()
-                    raise ReplyTooLarge(f"{self.method} {self.url.path} answered more than {self.max_bytes} "
-                                        "bytes; raise --max-reply-bytes if that is really wanted")
+                    raise ReplyTooLarge(
+                        f"{self.method} {self.url.path} answered more than {self.max_bytes} "
+                        "bytes; raise --max-reply-bytes if that is really wanted"
+                    )
             self._body = bytes(body)
         return await super().read()
 
 
-def _session(timeout: float, headers: dict, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-             auth: aiohttp.BasicAuth | None = None) -> aiohttp.ClientSession:
+def _session(
+    timeout: float, headers: dict, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, auth: aiohttp.BasicAuth | None = None
+) -> aiohttp.ClientSession:
     # llama-server answers "Connection: close"; reusing a connection fails on the next request.
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(force_close=True),
@@ -183,8 +190,10 @@ def _refuse_redirect(response: aiohttp.ClientResponse, what: str) -> None:
     and maybe credentials, to another server and record that server's replies."""
     if 300 <= response.status < 400:
         target = response.headers.get("Location", "(no Location)")
-        raise RecordError(f"{what} answered HTTP {response.status}, a redirect to {scrub_text(target)}; mockllama "
-                          "does not follow redirects: give --server the address that answers itself")
+        raise RecordError(
+            f"{what} answered HTTP {response.status}, a redirect to {scrub_text(target)}; mockllama "
+            "does not follow redirects: give --server the address that answers itself"
+        )
 
 
 async def _get_json(session: aiohttp.ClientSession, url: str, path: str) -> dict:
@@ -210,8 +219,13 @@ def _client_error(url: str, err: aiohttp.ClientError, doing: str) -> RecordError
     return RecordError(f"{url} {doing}: {type(err).__name__}: {detail}")
 
 
-async def probe(url: str, timeout: float, headers: dict, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                auth: aiohttp.BasicAuth | None = None) -> ServerInfo:
+async def probe(
+    url: str,
+    timeout: float,
+    headers: dict,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    auth: aiohttp.BasicAuth | None = None,
+) -> ServerInfo:
     """Check that a llama-server answers at ``url`` and read what provenance needs."""
     try:
         async with _session(timeout, headers, max_reply_bytes, auth) as session:
@@ -247,8 +261,10 @@ async def _send_turns(session: aiohttp.ClientSession, url: str, entry: Catalogue
         if number <= len(entry.turns):
             status, reply = turns[-1][0][1], turns[-1][0][2]  # the non-streamed Responses reply
             if status != 200:
-                raise RecordError(f"scenario {entry.name!r}: turn {number} answered HTTP {status}, "
-                                  f"so turn {number + 1} cannot follow it")
+                raise RecordError(
+                    f"scenario {entry.name!r}: turn {number} answered HTTP {status}, "
+                    f"so turn {number + 1} cannot follow it"
+                )
             try:
                 body = entry.next_turn(number, body, json.loads(reply))
             except CatalogueError as err:
@@ -295,9 +311,15 @@ def _vcr():
     )
 
 
-async def record_scenario(entry: CatalogueScenario, url: str, out_dir: Path, timeout: float, headers: dict,
-                          max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                          auth: aiohttp.BasicAuth | None = None) -> Outcome:
+async def record_scenario(
+    entry: CatalogueScenario,
+    url: str,
+    out_dir: Path,
+    timeout: float,
+    headers: dict,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    auth: aiohttp.BasicAuth | None = None,
+) -> Outcome:
     """Record one scenario into ``out_dir/NAME.yaml``, or leave any old cassette as it was. A reply
     over ``max_reply_bytes`` fails this scenario alone; the server failing stops the whole run."""
     final = out_dir / f"{entry.name}.yaml"
@@ -322,9 +344,17 @@ def _write_atomically(path: Path, text: str) -> None:
         os.replace(partial, path)
 
 
-def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[Outcome], catalogue: str | None,
-                     server_command: str | None, server_patch: Path | None = None,
-                     recorded_by: str = "mockllama record", setup: dict | None = None) -> Path:
+def write_provenance(
+    out_dir: Path,
+    url: str,
+    info: ServerInfo,
+    outcomes: list[Outcome],
+    catalogue: str | None,
+    server_command: str | None,
+    server_patch: Path | None = None,
+    recorded_by: str = "mockllama record",
+    setup: dict | None = None,
+) -> Path:
     path = out_dir / PROVENANCE_FILE
     scenarios = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -345,10 +375,16 @@ def write_provenance(out_dir: Path, url: str, info: ServerInfo, outcomes: list[O
         "scenarios": dict(sorted(scenarios.items())),
     }
     if server_patch is not None:  # a patched build: name the patch, and pin it by its sha256
-        provenance["server_patch"] = {"file": server_patch.name,
-                                      "sha256": hashlib.sha256(server_patch.read_bytes()).hexdigest()}
+        provenance["server_patch"] = {
+            "file": server_patch.name,
+            "sha256": hashlib.sha256(server_patch.read_bytes()).hexdigest(),
+        }
     if setup is not None:  # checked against the server's template by require_setup
-        provenance.update(setup=setup["name"], chat_template_file=setup["chat_template_file"],
-                          chat_template_file_sha256=setup["chat_template_sha256"], note=setup["note"])
+        provenance.update(
+            setup=setup["name"],
+            chat_template_file=setup["chat_template_file"],
+            chat_template_file_sha256=setup["chat_template_sha256"],
+            note=setup["note"],
+        )
     _write_atomically(path, json.dumps(provenance, indent=2) + "\n")
     return path

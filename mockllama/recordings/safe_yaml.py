@@ -31,8 +31,10 @@ class _CassetteLoader(_SAFE_BASE):
 
     def construct_undefined(self, node):
         mark = node.start_mark
-        raise UnsafeYaml(f"unsafe YAML tag {node.tag!r} at line {mark.line + 1}: mockllama reads cassettes "
-                         "with YAML's safe loader only (plain mappings, lists, strings, numbers, !!binary)")
+        raise UnsafeYaml(
+            f"unsafe YAML tag {node.tag!r} at line {mark.line + 1}: mockllama reads cassettes "
+            "with YAML's safe loader only (plain mappings, lists, strings, numbers, !!binary)"
+        )
 
     def resolve(self, kind, value, implicit):
         """PyYAML's tag resolution, which libyaml's parser calls for every node, remembered for
@@ -152,8 +154,10 @@ def load_yaml(text: str):
             except _Unusual:
                 pass  # PyYAML's constructor builds it, or says what is wrong with it
         elif expanded_size(root, limit) > limit:
-            raise UnsafeYaml(f"its YAML aliases expand to more than {limit} units from {len(text)} bytes "
-                             "(a 'billion laughs' document); mockllama refuses it")
+            raise UnsafeYaml(
+                f"its YAML aliases expand to more than {limit} units from {len(text)} bytes "
+                "(a 'billion laughs' document); mockllama refuses it"
+            )
         return loader.construct_document(root)
     finally:
         loader.dispose()

@@ -33,7 +33,7 @@ def header_problem(name, value) -> str | None:
 
 def _item_problem(item, where: str) -> str | None:
     if not isinstance(item, dict) or not isinstance(item.get("type"), str):
-        return f"{where} is not an output item object with a \"type\""
+        return f'{where} is not an output item object with a "type"'
     if item["type"] == "message":
         content = item.get("content", [])
         if not isinstance(content, list) or not all(isinstance(part, dict) for part in content):
@@ -47,8 +47,12 @@ def response_object_problem(response, where: str) -> str | None:
     """What stops ``fixed``, ``spec`` and ``explain`` from reading a Responses object, or None."""
     if not isinstance(response, dict):
         return f"{where} is not a JSON object"
-    for key, kind, label in (("id", str, "a string"), ("model", str, "a string"), ("status", str, "a string"),
-                             ("created_at", (int, float), "a number")):
+    for key, kind, label in (
+        ("id", str, "a string"),
+        ("model", str, "a string"),
+        ("status", str, "a string"),
+        ("created_at", (int, float), "a number"),
+    ):
         if not isinstance(response.get(key), kind) or isinstance(response.get(key), bool):
             return f"{where} has no {key!r} that is {label}"
     output = response.get("output", [])
@@ -59,31 +63,35 @@ def response_object_problem(response, where: str) -> str | None:
         if problem:
             return problem
     usage = response.get("usage")
-    if usage is not None and not (isinstance(usage, dict) and all(
-            isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool) for key in USAGE_FIELDS)):
+    if usage is not None and not (
+        isinstance(usage, dict)
+        and all(isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool) for key in USAGE_FIELDS)
+    ):
         return f"{where}.usage is not an object with integer {', '.join(USAGE_FIELDS)}"
     return None
 
 
 def _event_problem(payload, number: int) -> str | None:
     if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
-        return f"stream event {number} is not a JSON object with a \"type\""
+        return f'stream event {number} is not a JSON object with a "type"'
     if "item" in payload:
         problem = _item_problem(payload["item"], f"stream event {number} item")
         if problem:
             return problem
         if payload["type"] == "response.output_item.added" and not isinstance(payload["item"].get("id"), str):
-            return f"stream event {number} adds an item without an \"id\""
+            return f'stream event {number} adds an item without an "id"'
     needs_item_id = payload["type"].startswith(("response.content_part.", "response.output_text."))
     if ("item_id" in payload or needs_item_id) and not isinstance(payload.get("item_id"), str):
-        return f"stream event {number} has no \"item_id\" string"
+        return f'stream event {number} has no "item_id" string'
     if "part" in payload and not isinstance(payload["part"], dict):
-        return f"stream event {number} has a \"part\" that is not an object"
+        return f'stream event {number} has a "part" that is not an object'
     if "response" in payload and not isinstance(payload["response"], dict):
-        return f"stream event {number} has a \"response\" that is not an object"
+        return f'stream event {number} has a "response" that is not an object'
     if payload["type"] in TERMINAL_EVENTS:
-        return response_object_problem(payload["response"] if "response" in payload else None,
-                                       f"stream event {number} ({payload['type']}) response")
+        return response_object_problem(
+            payload["response"] if "response" in payload else None,
+            f"stream event {number} ({payload['type']}) response",
+        )
     return None
 
 

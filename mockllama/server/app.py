@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Awaitable, Callable
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
@@ -149,8 +149,9 @@ def _error_reply(request: web.Request, err: Exception) -> web.Response:
         log.error("mockllama: internal error on %s %s", request.method, request.path, exc_info=err)
     except Exception as failure:  # one line, never a traceback per request
         log.error("mockllama: could not build the error reply for %s: %r", type(err).__name__, failure)
-    return web.Response(status=500, body=LAST_RESORT_500, content_type="application/json",
-                        headers=mockllama_headers("none", "none"))
+    return web.Response(
+        status=500, body=LAST_RESORT_500, content_type="application/json", headers=mockllama_headers("none", "none")
+    )
 
 
 def host_name(host_header: str) -> str:
@@ -172,8 +173,10 @@ def host_guard(allowed: frozenset[str]):
     async def refuse_other_hosts(request: web.Request, handler):
         if request.method not in KNOWN_METHODS or host_name(request.headers.get("Host", "")) in allowed:
             return await handler(request)
-        message = (f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
-                   f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host).")
+        message = (
+            f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
+            f"this server answers only {', '.join(sorted(allowed))} (serve --allowed-host)."
+        )
         return _error_reply(request, RequestError(403, message))
 
     return refuse_other_hosts
@@ -250,13 +253,20 @@ async def _read_body(request: web.Request, limit: int, timeout: float) -> bytes:
         # the connection lives: a body that stops short of its Content-Length would hold it for ever
         return await asyncio.wait_for(request.read(), timeout)
     except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
-        raise RequestError(408, f"mockllama: the request body did not arrive in full within {timeout:g} s "
-                                "(serve --body-timeout).") from None
+        raise RequestError(
+            408, f"mockllama: the request body did not arrive in full within {timeout:g} s (serve --body-timeout)."
+        ) from None
 
 
 @lru_cache(maxsize=4096)
-def reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None, behaviour: str, scenario: str,
-                   selected_by: str, turn: int) -> CIMultiDictProxy:
+def reply_headers(
+    recorded: tuple[tuple[str, str], ...],
+    decided_by: str | None,
+    behaviour: str,
+    scenario: str,
+    selected_by: str,
+    turn: int,
+) -> CIMultiDictProxy:
     """The head of a replayed reply: the recorded headers (less the hop-by-hop ones) and mockllama's
     own. Built once per recorded header set and selection; the profile showed it on every request.
     The benchmark's floor sends the same head (bench.run)."""
@@ -269,8 +279,9 @@ def reply_headers(recorded: tuple[tuple[str, str], ...], decided_by: str | None,
     return CIMultiDictProxy(headers)
 
 
-def _what_is_asked(path: str, asked_method: str, behaviour_header: str | None, default: str,
-                   raw: bytes) -> tuple[str, str, str]:
+def _what_is_asked(
+    path: str, asked_method: str, behaviour_header: str | None, default: str, raw: bytes
+) -> tuple[str, str, str]:
     """(behaviour, method to answer as, path without the behaviour prefix) of a request whose body
     is in; or the route's 405, the 400 for an unknown behaviour, or the 400 for a body nested too
     deep to parse."""
@@ -304,8 +315,9 @@ async def read_request(request: web.Request, settings: Settings) -> tuple[str, s
     if raw is None:
         raw = await _body_awaited(request, settings)
     trace_of(request).raw = raw
-    behaviour, method, path = _what_is_asked(request.path, request.method, request.headers.get(BEHAVIOUR_HEADER),
-                                             settings.behaviour, raw)
+    behaviour, method, path = _what_is_asked(
+        request.path, request.method, request.headers.get(BEHAVIOUR_HEADER), settings.behaviour, raw
+    )
     return behaviour, method, path, raw
 
 
@@ -328,18 +340,27 @@ class Answer:
         return plain_reply(self.reply, self.headers)
 
 
-def answer_to(settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes,
-              fault_header: str | None) -> Answer:
+def answer_to(
+    settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes, fault_header: str | None
+) -> Answer:
     """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
     is asked for (from ``faults``, the app's plan)."""
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
-    headers = reply_headers(reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how,
-                            selection.turn)
+    headers = reply_headers(
+        reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how, selection.turn
+    )
     fault = faults.choose(fault_header, interaction.scenario)
-    return Answer(interaction, scenario, reply, headers, selection.turn, fault,
-                  whole=fault is None and reply.events is None and settings.pace is None)
+    return Answer(
+        interaction,
+        scenario,
+        reply,
+        headers,
+        selection.turn,
+        fault,
+        whole=fault is None and reply.events is None and settings.pace is None,
+    )
 
 
 # The answers remembered, and the largest body one is remembered for: 256 of 64 KB at most, the
@@ -362,8 +383,14 @@ def replay_route(app: web.Application) -> Handler:
     settings, faults = app[SETTINGS], app[FAULT_PLAN]
     matcher = settings.matcher
 
-    def decide(path: str, asked_method: str, raw: bytes, behaviour_header: str | None,
-               scenario_header: str | None, fault_header: str | None) -> Answer:
+    def decide(
+        path: str,
+        asked_method: str,
+        raw: bytes,
+        behaviour_header: str | None,
+        scenario_header: str | None,
+        fault_header: str | None,
+    ) -> Answer:
         behaviour, method, bare = _what_is_asked(path, asked_method, behaviour_header, settings.behaviour, raw)
         selection = matcher.select(method, bare, raw, scenario_header)
         return answer_to(settings, faults, behaviour, selection, raw, fault_header)
@@ -382,8 +409,14 @@ def replay_route(app: web.Application) -> Handler:
             remembered.cache_clear()
             generation = matcher.generation
         headers = request.headers
-        key = (request.path, request.method, raw, headers.get(BEHAVIOUR_HEADER), headers.get(SCENARIO_HEADER),
-               headers.get(FAULT_HEADER))
+        key = (
+            request.path,
+            request.method,
+            raw,
+            headers.get(BEHAVIOUR_HEADER),
+            headers.get(SCENARIO_HEADER),
+            headers.get(FAULT_HEADER),
+        )
         answer = (remembered if len(raw) <= ANSWERED_BODY_BYTES else decide)(*key)
         if answer.whole:  # the JSON hot path: no coroutine more
             return answer.send_whole(trace)
@@ -392,15 +425,17 @@ def replay_route(app: web.Application) -> Handler:
     return replay
 
 
-async def send_selection(request: web.Request, settings: Settings, faults: FaultPlan, behaviour: str,
-                         selection: Selection, raw: bytes) -> web.StreamResponse:
+async def send_selection(
+    request: web.Request, settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes
+) -> web.StreamResponse:
     """The answer to a selection, sent (``serve --upstream``'s way, where nothing is remembered)."""
     answer = answer_to(settings, faults, behaviour, selection, raw, request.headers.get(FAULT_HEADER))
     return await send_answer(request, settings, faults, answer, trace_of(request))
 
 
-async def send_answer(request: web.Request, settings: Settings, faults: FaultPlan, answer: Answer,
-                      trace: Trace) -> web.StreamResponse:
+async def send_answer(
+    request: web.Request, settings: Settings, faults: FaultPlan, answer: Answer, trace: Trace
+) -> web.StreamResponse:
     """The answer -> its fault, if it has one -> the writer. The journal's trace goes along."""
     if answer.whole:
         return answer.send_whole(trace)
@@ -411,8 +446,13 @@ async def send_answer(request: web.Request, settings: Settings, faults: FaultPla
     trace.headers = headers  # what the reply is sent with, shared by every reply of this selection
     if settings.pace is None:
         return await write_reply(request, trace, reply, headers, None)
-    return await write_reply(request, trace, reply, headers,
-                             recorded_delays(answer.scenario, answer.interaction, reply.events, settings.pace))
+    return await write_reply(
+        request,
+        trace,
+        reply,
+        headers,
+        recorded_delays(answer.scenario, answer.interaction, reply.events, settings.pace),
+    )
 
 
 async def unknown_route(request: web.Request) -> web.Response:
@@ -459,8 +499,10 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
         response._set_status(403, None)
         message = cors.not_allowed(policy, origin)
     else:
-        message = (f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
-                   "answers: it serves paths such as /v1/responses and is not a proxy.")
+        message = (
+            f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
+            "answers: it serves paths such as /v1/responses and is not a proxy."
+        )
     body = error_body(response.status, message)
     response.body = body
     response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text

@@ -49,8 +49,10 @@ CORS = web.AppKey("cors", CorsPolicy)
 
 def not_allowed(policy: CorsPolicy, origin: str) -> str:
     allowed = ", ".join(sorted(policy.origins))
-    return (f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
-            f"(serve --cors-origin ORIGIN, repeatable).")
+    return (
+        f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "
+        f"(serve --cors-origin ORIGIN, repeatable)."
+    )
 
 
 async def preflight(request: web.Request) -> web.Response:
@@ -74,9 +76,12 @@ def refusing_middleware(policy: CorsPolicy):
         if policy.allows(origin) or request.method == "OPTIONS":
             return await handler(request)
         # The X-Mockllama-* headers mark it as mockllama's own reply, in llama-server's shape.
-        return web.Response(status=403, body=error_body(403, not_allowed(policy, origin)),
-                            content_type="application/json",
-                            headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"})
+        return web.Response(
+            status=403,
+            body=error_body(403, not_allowed(policy, origin)),
+            content_type="application/json",
+            headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"},
+        )
 
     return refuse_other_origins
 
@@ -87,6 +92,7 @@ def origin_setter(policy: CorsPolicy):
     (the recording client sent no Origin). Built for one policy, so the hot path does no lookup
     beyond the header."""
     if not policy.origins:
+
         def any_origin(request: web.Request, response: web.StreamResponse) -> None:
             response.headers[ALLOW_ORIGIN] = request.headers.get(ORIGIN, "")
 
@@ -105,11 +111,14 @@ def origin_setter(policy: CorsPolicy):
 def check_origin(origin: str) -> str:
     """``origin`` if it is written as a browser sends it in ``Origin``, else a ValueError that says how."""
     parts = urlsplit(origin)
-    if origin == "null" or (parts.scheme in ("http", "https") and parts.netloc and not parts.path
-                            and not parts.query and not parts.fragment):
+    if origin == "null" or (
+        parts.scheme in ("http", "https") and parts.netloc and not parts.path and not parts.query and not parts.fragment
+    ):
         return origin
-    raise ValueError(f"{origin!r} is not an origin: write it as a browser sends it, scheme://host[:port] "
-                     f"with no path, for example http://localhost:5173")
+    raise ValueError(
+        f"{origin!r} is not an origin: write it as a browser sends it, scheme://host[:port] "
+        f"with no path, for example http://localhost:5173"
+    )
 
 
 def install(app: web.Application, origins=()):

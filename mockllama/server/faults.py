@@ -80,8 +80,10 @@ def parse_fault(text: str) -> Fault:
         return Fault(name)
     value = value.strip()
     if not WHOLE_NUMBER.fullmatch(value):
-        raise ValueError(f"the fault {name} needs a whole number: {name}={wanted}, {wanted} from 0 to {MAX_VALUE} "
-                         f"(got {text.strip()!r})")
+        raise ValueError(
+            f"the fault {name} needs a whole number: {name}={wanted}, {wanted} from 0 to {MAX_VALUE} "
+            f"(got {text.strip()!r})"
+        )
     return Fault(name, int(value))
 
 
@@ -168,8 +170,9 @@ def _cut_after_bytes(blocks: list[bytes], limit: int) -> list[bytes]:
     return kept
 
 
-async def write_with_fault(request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy, fault: Fault,
-                           plan: FaultPlan) -> web.StreamResponse:
+async def write_with_fault(
+    request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy, fault: Fault, plan: FaultPlan
+) -> web.StreamResponse:
     """Write ``reply`` as the fault says. The journal learns the bytes sent and whether all went out."""
     headers = with_fault_header(headers, fault)
     if fault.name == "status":
@@ -203,8 +206,16 @@ def _replaced_headers(headers: CIMultiDict, error: Reply) -> CIMultiDict:
     return merged
 
 
-async def _write(request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDict, blocks: list[bytes],
-                 drop: bool, all_sent: bool, pause: float) -> web.StreamResponse:
+async def _write(
+    request: web.Request,
+    trace: Trace,
+    reply: Reply,
+    headers: CIMultiDict,
+    blocks: list[bytes],
+    drop: bool,
+    all_sent: bool,
+    pause: float,
+) -> web.StreamResponse:
     if reply.events is None and not drop and not pause:
         # Whole plain bodies go out as aiohttp sends them, after the handler returns, so that the
         # journal has the entry before the client has the reply.

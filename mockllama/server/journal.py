@@ -145,14 +145,25 @@ class Journal:
         raw, status, bytes_sent, headers = trace.raw, response.status, trace.bytes_sent, trace.headers
         truncated = raw is not None and len(raw) > BODY_CAP
         number = next(self._ids)
-        self._seen.append((number, (
-            trace.started, time.time(), request.method, request.path,
-            response.headers if headers is None else headers, trace.turn, status,
-            True if bytes_sent is None else bool(trace.finished),
-            _body_length(response) if bytes_sent is None else bytes_sent,
-            raw[:BODY_CAP] if truncated else raw, truncated,
-            None if status < 400 else _error_message(response),
-        )))
+        self._seen.append(
+            (
+                number,
+                (
+                    trace.started,
+                    time.time(),
+                    request.method,
+                    request.path,
+                    response.headers if headers is None else headers,
+                    trace.turn,
+                    status,
+                    True if bytes_sent is None else bool(trace.finished),
+                    _body_length(response) if bytes_sent is None else bytes_sent,
+                    raw[:BODY_CAP] if truncated else raw,
+                    truncated,
+                    None if status < 400 else _error_message(response),
+                ),
+            )
+        )
         self._last_id = number
 
     def entries(self, scenario: str | None = None, since: int = 0) -> list[Entry]:

@@ -72,9 +72,13 @@ class AcceptErrorLog:
             self.suppressed += 1
             return
         more = f"; {self.suppressed} more since the last report" if self.suppressed else ""
-        log.warning("mockllama: cannot accept new connections (%s; open files limit %s)%s. Idle clients "
-                    "hold sockets: close them, or raise the limit with ulimit -n.",
-                    context.get("exception"), open_file_limit(), more)
+        log.warning(
+            "mockllama: cannot accept new connections (%s; open files limit %s)%s. Idle clients "
+            "hold sockets: close them, or raise the limit with ulimit -n.",
+            context.get("exception"),
+            open_file_limit(),
+            more,
+        )
         self.last, self.suppressed = now, 0
 
 

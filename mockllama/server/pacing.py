@@ -55,8 +55,10 @@ def is_delta(event: Event) -> bool:
         return False
     if payload.get("type") in DELTA_TYPES:
         return True
-    return any((choice.get("delta") or {}).get("content") or (choice.get("delta") or {}).get("tool_calls")
-               for choice in payload.get("choices") or [])
+    return any(
+        (choice.get("delta") or {}).get("content") or (choice.get("delta") or {}).get("tool_calls")
+        for choice in payload.get("choices") or []
+    )
 
 
 def stream_delays(events: tuple[Event, ...], timings: dict, factor: float) -> list[float]:
@@ -76,8 +78,9 @@ def body_delay(timings: dict, factor: float) -> float:
     return (timings.get("prompt_ms", 0.0) + timings.get("predicted_ms", 0.0)) / 1000 / factor
 
 
-def recorded_delays(scenario: Scenario, interaction: Interaction, events: tuple[Event, ...] | None,
-                    factor: float) -> list[float] | None:
+def recorded_delays(
+    scenario: Scenario, interaction: Interaction, events: tuple[Event, ...] | None, factor: float
+) -> list[float] | None:
     """Seconds to wait before each block of the reply: one for a plain body, one per event of a
     stream; None (send at once) when the recording has no timings."""
     timings = recorded_timings(scenario, interaction)

@@ -22,8 +22,9 @@ def plain_reply(reply: Reply, headers: CIMultiDictProxy) -> web.Response:
     return web.Response(status=reply.status, reason=reply.reason, body=reply.body, headers=headers)
 
 
-async def write_reply(request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy,
-                      delays: list[float] | None) -> web.StreamResponse:
+async def write_reply(
+    request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy, delays: list[float] | None
+) -> web.StreamResponse:
     """``delays``: seconds to wait before each block (one for a plain body), or None to send at once."""
     if reply.events is None:
         if delays:

@@ -35,12 +35,18 @@ def _thinks(body: dict) -> bool:
 
 def output_text(body: dict) -> str:
     """What the SDK's ``output_text`` reads: the message items' text; reasoning is not part of it."""
-    return "".join(part.get("text") or "" for item in body.get("output") or [] if item.get("type") == "message"
-                   for part in item.get("content") or [] if part.get("type") == "output_text")
+    return "".join(
+        part.get("text") or ""
+        for item in body.get("output") or []
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+        if part.get("type") == "output_text"
+    )
 
 
 def _rows(bodies: dict[str, dict]) -> list[dict]:
     """The fields a client judges a reply by, per behaviour, and whether they differ."""
+
     def row(label, pick):
         values = {}
         for behaviour, body in bodies.items():
@@ -78,26 +84,38 @@ def _advice(scenario: Scenario, responses: Interaction, cut: bool) -> str:
     calls = [item for item in body.get("output") or [] if item.get("type") == "function_call"]
     if _thinks(body) and not output_text(body):
         if cut:
-            return (f"The model was still thinking at the cut: the reply holds only a reasoning item, so output_text "
-                    f"is ''. On llama-server (buggy) it says 'completed': an empty answer that claims to be whole. "
-                    f"Check status == 'incomplete' (fixed, spec); on llama-server only usage.output_tokens "
-                    f"({tokens}) reaching max_output_tokens ({limit}) tells. Retry with a larger limit.")
-        return ("It finished inside its reasoning: 'completed' is right, yet output_text is ''. A complete reply "
-                "can still hold no answer, so check for a message item too.")
+            return (
+                f"The model was still thinking at the cut: the reply holds only a reasoning item, so output_text "
+                f"is ''. On llama-server (buggy) it says 'completed': an empty answer that claims to be whole. "
+                f"Check status == 'incomplete' (fixed, spec); on llama-server only usage.output_tokens "
+                f"({tokens}) reaching max_output_tokens ({limit}) tells. Retry with a larger limit."
+            )
+        return (
+            "It finished inside its reasoning: 'completed' is right, yet output_text is ''. A complete reply "
+            "can still hold no answer, so check for a message item too."
+        )
     if cut and calls:
         try:
             json.loads(calls[-1].get("arguments") or "")
         except ValueError:
-            return ("Never run a function_call whose status is not 'completed'. On llama-server the status "
-                    "lies, but here the arguments do not even parse.")
-        return ("The arguments parse as JSON, yet the call was cut: only status (fixed, spec) or "
-                f"usage.output_tokens >= max_output_tokens={limit} (buggy) tells.")
+            return (
+                "Never run a function_call whose status is not 'completed'. On llama-server the status "
+                "lies, but here the arguments do not even parse."
+            )
+        return (
+            "The arguments parse as JSON, yet the call was cut: only status (fixed, spec) or "
+            f"usage.output_tokens >= max_output_tokens={limit} (buggy) tells."
+        )
     if cut:
-        return (f"Check status == 'incomplete'. On llama-server (buggy) the only sign is usage.output_tokens "
-                f"({tokens}) reaching max_output_tokens ({limit}).")
+        return (
+            f"Check status == 'incomplete'. On llama-server (buggy) the only sign is usage.output_tokens "
+            f"({tokens}) reaching max_output_tokens ({limit})."
+        )
     if limit is not None and tokens is not None and tokens >= limit:
-        return (f"It finished in exactly {limit} tokens: 'completed' is right here, and a client that treats "
-                "usage at the limit as a cut gets a false positive.")
+        return (
+            f"It finished in exactly {limit} tokens: 'completed' is right here, and a client that treats "
+            "usage at the limit as a cut gets a false positive."
+        )
     return "It finished: every behaviour says 'completed', and rightly."
 
 
@@ -119,23 +137,36 @@ def _javascript_advice(responses: Interaction, cut: bool) -> str:
         return f"The AI SDK's finishReason says {reason} and openai-node's status 'completed', in every behaviour."
     if calls:
         parsing = sum(_parses(call.get("arguments")) for call in calls)
-        runs = (f"generateText runs every call whose arguments parse ({parsing} of {len(calls)} here), though the "
-                "reply was cut" if parsing else "no tool runs, as the arguments do not parse")
-        return (f"On llama-server (buggy) the AI SDK's finishReason says 'tool-calls' and {runs}; on a correct "
-                "server it says 'length' and runs none (it runs tools only on 'stop' or 'tool-calls'). openai-node: "
-                "check status == 'incomplete' before running a function_call.")
+        runs = (
+            f"generateText runs every call whose arguments parse ({parsing} of {len(calls)} here), though the "
+            "reply was cut"
+            if parsing
+            else "no tool runs, as the arguments do not parse"
+        )
+        return (
+            f"On llama-server (buggy) the AI SDK's finishReason says 'tool-calls' and {runs}; on a correct "
+            "server it says 'length' and runs none (it runs tools only on 'stop' or 'tool-calls'). openai-node: "
+            "check status == 'incomplete' before running a function_call."
+        )
     empty = " with text ''" if _thinks(body) and not output_text(body) else ""
-    return (f"The AI SDK's finishReason says 'stop'{empty} on llama-server (buggy) and 'length' on a correct server; "
-            "openai-node's status says 'completed', then 'incomplete'. On llama-server only usage.outputTokens "
-            "(openai-node: usage.output_tokens) reaching the limit tells.")
+    return (
+        f"The AI SDK's finishReason says 'stop'{empty} on llama-server (buggy) and 'length' on a correct server; "
+        "openai-node's status says 'completed', then 'incomplete'. On llama-server only usage.outputTokens "
+        "(openai-node: usage.output_tokens) reaching the limit tells."
+    )
 
 
 def story(scenario: Scenario) -> dict:
     """Everything the explainer and the teaching page show of one scenario."""
     responses = scenario.find("POST", RESPONSES_PATH, False)
     if responses is None or responses.status != 200:
-        return {"name": scenario.name, "kind": "other", "setup": scenario.setup, "endpoints": scenario.endpoints,
-                "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour."}
+        return {
+            "name": scenario.name,
+            "kind": "other",
+            "setup": scenario.setup,
+            "endpoints": scenario.endpoints,
+            "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour.",
+        }
     stream = scenario.find("POST", RESPONSES_PATH, True)
     bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in BEHAVIOURS}
     last_events = {}
@@ -191,7 +222,12 @@ def _teaching_order(told: dict):
     family = told["name"].split("-")[0]
     limit = (told.get("request") or {}).get("max_output_tokens")
     limit = limit if isinstance(limit, int) else 0
-    return told["kind"] != "responses", FAMILIES.index(family) if family in FAMILIES else len(FAMILIES), limit, told["name"]
+    return (
+        told["kind"] != "responses",
+        FAMILIES.index(family) if family in FAMILIES else len(FAMILIES),
+        limit,
+        told["name"],
+    )
 
 
 def stories(scenarios: dict[str, Scenario]) -> list[dict]:
@@ -210,8 +246,9 @@ def _cell(text: str, width: int = COLUMN - 1) -> str:
 
 def _wrap(prefix: str, text: str) -> list[str]:
     """``text`` after ``prefix``, folded at word boundaries to the terminal width."""
-    return textwrap.wrap(text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix),
-                         break_on_hyphens=False) or [prefix]  # 'tool-calls', 'openai-node' stay whole
+    return textwrap.wrap(
+        text, WIDTH, initial_indent=prefix, subsequent_indent=" " * len(prefix), break_on_hyphens=False
+    ) or [prefix]  # 'tool-calls', 'openai-node' stay whole
 
 
 def _request_lines(request: dict) -> list[str]:
@@ -228,9 +265,14 @@ def render(told: dict) -> list[str]:
     title = f"== {printable(told['name'])} "
     lines = [title + "=" * (WIDTH - len(title))]
     if told["setup"] != DEFAULT_SETUP:
-        lines += _wrap("set-up   ", printable(f"{told['setup']}: recorded from a server set up differently (its chat "
-                                              "template); answers by prompt only under serve --setup "
-                                              f"{told['setup']}, else when chosen by name"))
+        lines += _wrap(
+            "set-up   ",
+            printable(
+                f"{told['setup']}: recorded from a server set up differently (its chat "
+                "template); answers by prompt only under serve --setup "
+                f"{told['setup']}, else when chosen by name"
+            ),
+        )
     if told["kind"] != "responses":
         return [*lines, *_wrap("  ", printable(f"{' '.join(told['endpoints'])}: {told['note']}")), ""]
     twin = told["twin_finish_reason"]
@@ -271,8 +313,11 @@ def render(told: dict) -> list[str]:
 
 
 def _outcome(entry: dict) -> str:
-    parts = ["stream" if entry["stream"] else "body", "finished" if entry["finished"] else "NOT finished",
-             f"{entry['bytes_sent']} bytes"]
+    parts = [
+        "stream" if entry["stream"] else "body",
+        "finished" if entry["finished"] else "NOT finished",
+        f"{entry['bytes_sent']} bytes",
+    ]
     if entry.get("fault"):
         parts.append(f"fault {entry['fault']}")
     return ", ".join(parts)
@@ -290,8 +335,10 @@ def journal_lines(entries: list[dict]) -> list[str]:
     for entry in entries:
         when = time.strftime("%H:%M:%S", time.localtime(entry["time"]))
         chosen = f"{entry['scenario']} ({entry['selected_by']})" if entry["scenario"] else "no scenario"
-        lines.append(f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
-                     f"{entry['behaviour']}  {chosen}")
+        lines.append(
+            f"#{entry['id']:<4}{when}  {entry['method']} {entry['path']} -> {entry['status']}  "
+            f"{entry['behaviour']}  {chosen}"
+        )
         lines.append(f"      {_outcome(entry)}")
         if entry.get("error"):
             lines.append(f"      error: {entry['error']}")

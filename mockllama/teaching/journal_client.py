@@ -17,8 +17,17 @@ from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
 JOURNAL_PATH = "/_mockllama/journal"
 DEFAULT_JOURNAL_TIMEOUT = 10.0
 # The fields journal_lines reads, with their types: anything else is not a mockllama journal.
-_ENTRY_FIELDS = {"id": int, "time": (int, float), "method": str, "path": str, "status": int, "behaviour": str,
-                 "stream": bool, "finished": bool, "bytes_sent": int}
+_ENTRY_FIELDS = {
+    "id": int,
+    "time": (int, float),
+    "method": str,
+    "path": str,
+    "status": int,
+    "behaviour": str,
+    "stream": bool,
+    "finished": bool,
+    "bytes_sent": int,
+}
 _ENTRY_OPTIONAL = ("scenario", "selected_by", "fault", "error")  # a string or null
 
 
@@ -46,10 +55,10 @@ def _journal(payload: bytes) -> dict:
     except (ValueError, RecursionError):
         raise JournalUnreadable("the answer is not JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-        raise JournalUnreadable("the answer is not a mockllama journal (no \"entries\" list)")
+        raise JournalUnreadable('the answer is not a mockllama journal (no "entries" list)')
     last_id = data.get("last_id")
     if not isinstance(last_id, int) or isinstance(last_id, bool) or last_id < 0:
-        raise JournalUnreadable("the answer is not a mockllama journal (no \"last_id\" number)")
+        raise JournalUnreadable('the answer is not a mockllama journal (no "last_id" number)')
     for number, entry in enumerate(data["entries"], start=1):
         problem = _entry_problem(entry)
         if problem:

@@ -23,10 +23,24 @@ DEFAULT_TIMEOUT = 300.0
 # Not forwarded: hop-by-hop headers (RFC 9110 section 7.6.1, and those the client's Connection
 # names), the ones aiohttp computes, and mockllama's own. Nor Origin: the upstream is reached by
 # mockllama, not by the page, and only --cors-origin judges the page.
-NOT_FORWARDED = frozenset({
-    "connection", "content-length", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-    "upgrade", "host", "accept-encoding", "origin", "proxy-authorization", "proxy-authenticate", "expect",
-})
+NOT_FORWARDED = frozenset(
+    {
+        "connection",
+        "content-length",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "accept-encoding",
+        "origin",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "expect",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +57,9 @@ def parse_upstream(address: str, timeout: float = DEFAULT_TIMEOUT) -> Upstream:
     try:
         url = URL(address.strip())
     except (TypeError, ValueError):
-        raise ValueError("the upstream is not a URL; give the llama-server's base URL, e.g. http://127.0.0.1:8080") from None
+        raise ValueError(
+            "the upstream is not a URL; give the llama-server's base URL, e.g. http://127.0.0.1:8080"
+        ) from None
     if url.scheme not in ("http", "https") or not url.host:
         raise ValueError("the upstream must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8080")
     if url.path.rstrip("/").endswith("/v1"):
@@ -57,7 +73,7 @@ def parse_upstream(address: str, timeout: float = DEFAULT_TIMEOUT) -> Upstream:
         )
     authorization = None
     if url.user or url.password:
-        pair = f"{url.user or ''}:{url.password or ''}".encode("utf-8")
+        pair = f"{url.user or ''}:{url.password or ''}".encode()
         authorization = "Basic " + base64.b64encode(pair).decode("ascii")
     clean = url.with_user(None)
     return Upstream(str(clean).rstrip("/"), authorization, timeout)
@@ -78,10 +94,12 @@ def forwarded_headers(headers, upstream: Upstream) -> CIMultiDict:
     Credentials in the upstream URL replace the client's Authorization; nothing here is ever
     written to disk."""
     pairs = list(headers.items() if hasattr(headers, "items") else headers)
-    named = {token.strip().lower() for name, value in pairs if name.lower() == "connection"
-             for token in value.split(",")}
+    named = {
+        token.strip().lower() for name, value in pairs if name.lower() == "connection" for token in value.split(",")
+    }
     kept = CIMultiDict(
-        (name, value) for name, value in pairs
+        (name, value)
+        for name, value in pairs
         if name.lower() not in NOT_FORWARDED | named and not name.lower().startswith("x-mockllama-")
     )
     kept["Accept-Encoding"] = "identity"  # what is recorded is what was sent, uncompressed
@@ -111,6 +129,8 @@ UPSTREAM_ERRORS = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 def reply_headers(headers) -> list[tuple[str, str]]:
     """The upstream's reply headers as a replay of its recording would send them: scrubbed as
     ``record`` scrubs what it writes."""
-    return [(name, scrub_header_value(name, value)) for name, value in headers.items()
-            if name.lower() not in HOP_BY_HOP and not is_secret_header(name)]
-
+    return [
+        (name, scrub_header_value(name, value))
+        for name, value in headers.items()
+        if name.lower() not in HOP_BY_HOP and not is_secret_header(name)
+    ]

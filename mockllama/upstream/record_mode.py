@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
-from typing import Callable
 
 from mockllama.wire.errors import RequestError
 

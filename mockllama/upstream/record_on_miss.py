@@ -197,8 +197,14 @@ def slug_name(sent: Sent) -> str:
     words = words or re.sub(r"[^a-z0-9]+", "-", sent.path.lower()).strip("-")
     limit = None
     if isinstance(body, dict):
-        limit = next((body[k] for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
-                      if isinstance(body.get(k), int)), None)
+        limit = next(
+            (
+                body[k]
+                for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
+                if isinstance(body.get(k), int)
+            ),
+            None,
+        )
     same = canonical_key(sent.path, {**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
     # surrogatepass: a lone surrogate ("\ud800") is valid in a JSON string, not in UTF-8
     digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode("utf-8", "surrogatepass")).hexdigest()[:6]
@@ -264,15 +270,17 @@ class Recorder:
         find that request recorded when it runs offline. Only what outlasts ``seconds`` is dropped."""
         if not self._tasks:
             return
-        log.warning("mockllama: finishing %d recording(s) in progress before stopping (up to %g s)",
-                    len(self._tasks), seconds)
+        log.warning(
+            "mockllama: finishing %d recording(s) in progress before stopping (up to %g s)", len(self._tasks), seconds
+        )
         _, late = await asyncio.wait(set(self._tasks), timeout=seconds)
         for task in late:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
         if late:
-            log.warning("mockllama: %d recording(s) did not finish within %g s; nothing of them was written",
-                        len(late), seconds)
+            log.warning(
+                "mockllama: %d recording(s) did not finish within %g s; nothing of them was written", len(late), seconds
+            )
 
     @property
     def in_flight(self) -> int:
@@ -305,13 +313,19 @@ class Recorder:
             return name
         name = sent.scenario_header.strip()
         if not NAME.fullmatch(name):
-            raise RequestError(400, f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): "
-                                    "a name is a file name of letters, digits, '.', '_' and '-'.")
+            raise RequestError(
+                400,
+                f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): "
+                "a name is a file name of letters, digits, '.', '_' and '-'.",
+            )
         if not self._ours(name):
-            raise RequestError(400, f"mockllama: the scenario {name!r} (from X-Mockllama-Scenario) comes from "
-                                    f"{self.matcher.scenarios[name].source}, not from the record directory's "
-                                    f"{self._file(name)}, and is never recorded over. Choose another name to "
-                                    "record this request.")
+            raise RequestError(
+                400,
+                f"mockllama: the scenario {name!r} (from X-Mockllama-Scenario) comes from "
+                f"{self.matcher.scenarios[name].source}, not from the record directory's "
+                f"{self._file(name)}, and is never recorded over. Choose another name to "
+                "record this request.",
+            )
         return name
 
     def _file(self, name: str) -> Path:
@@ -342,8 +356,13 @@ class Recorder:
             raise
         except Exception:
             log.exception("mockllama: recording %r failed", flight.name)
-            flight.fail(RequestError(500, f"mockllama: internal error while recording {flight.name!r}; "
-                                          "nothing was recorded. The server log has the details."))
+            flight.fail(
+                RequestError(
+                    500,
+                    f"mockllama: internal error while recording {flight.name!r}; "
+                    "nothing was recorded. The server log has the details.",
+                )
+            )
         if flight.error is not None:
             log.warning("%s", flight.error.message)
 
@@ -355,7 +374,9 @@ class Recorder:
             try:
                 self._info = await probe(upstream.url, upstream.timeout, headers)
             except RecordError as err:
-                raise RequestError(502, f"mockllama: the upstream cannot be recorded from: {err}; nothing was recorded.") from None
+                raise RequestError(
+                    502, f"mockllama: the upstream cannot be recorded from: {err}; nothing was recorded."
+                ) from None
         return self._info
 
     def _twin(self, sent: Sent, status: int) -> bytes | None:
@@ -382,12 +403,14 @@ class Recorder:
             headers["Content-Type"] = "application/json"
         query = f"?{flight.sent.query}" if flight and flight.sent.query else ""
         target = URL(upstream.url + path + query, encoded=True)  # the client's query, not re-encoded
-        async with self.session.request(method, target, data=raw or None, headers=headers,
-                                        allow_redirects=False) as response:
+        async with self.session.request(
+            method, target, data=raw or None, headers=headers, allow_redirects=False
+        ) as response:
             stream = response.content_type == "text/event-stream"
             if flight:
-                flight.head.set_result(Head(response.status, response.reason or "", tuple(response.headers.items()),
-                                            stream))
+                flight.head.set_result(
+                    Head(response.status, response.reason or "", tuple(response.headers.items()), stream)
+                )
             body = await (self._relay(response, flight) if flight else self._read(response))
             if flight:
                 flight.finish()
@@ -397,7 +420,9 @@ class Recorder:
             request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
             reply = {
                 "status": {"code": response.status, "message": response.reason or ""},
-                "headers": {str(name): response.headers.getall(name) for name in dict.fromkeys(response.headers.keys())},
+                "headers": {
+                    str(name): response.headers.getall(name) for name in dict.fromkeys(response.headers.keys())
+                },
                 "body": {"string": body},
             }
         return request, reply
@@ -406,10 +431,13 @@ class Recorder:
         """Stop reading a reply over the cap: it is never recorded, nor held any longer."""
         response.close()
         cap = self.options.max_reply_bytes
-        return RequestError(502, f"mockllama: the upstream llama-server at {self.options.upstream.url} answered "
-                                 f"{response.method} {response.url.path} with more than {cap} bytes; mockllama "
-                                 "stopped reading it and nothing was recorded. Raise serve --max-reply-bytes if "
-                                 "that is really wanted.")
+        return RequestError(
+            502,
+            f"mockllama: the upstream llama-server at {self.options.upstream.url} answered "
+            f"{response.method} {response.url.path} with more than {cap} bytes; mockllama "
+            "stopped reading it and nothing was recorded. Raise serve --max-reply-bytes if "
+            "that is really wanted.",
+        )
 
     async def _chunks(self, response: aiohttp.ClientResponse):
         """The reply's bytes as they arrive, up to the cap (a Content-Length over it stops at once)."""
@@ -470,17 +498,27 @@ class Recorder:
             raise self._not_recorded(flight, err.reason) from None
         self.matcher.add(scenario)
         interaction = scenario.interactions[len(kept)]  # the flight's own request; its twin follows
-        write_provenance(directory, self.options.upstream.url, info, [Outcome(scenario.name, summary(scenario, interaction))],
-                         None, None, recorded_by="mockllama serve --upstream, on a miss")
+        write_provenance(
+            directory,
+            self.options.upstream.url,
+            info,
+            [Outcome(scenario.name, summary(scenario, interaction))],
+            None,
+            None,
+            recorded_by="mockllama serve --upstream, on a miss",
+        )
         log.info("mockllama: recorded %s into %s", interaction.describe(), path)
         return interaction
 
     def _not_recorded(self, flight: Flight, reason: str) -> RequestError:
         sent = flight.sent
-        return RequestError(502, f"mockllama: the reply of the upstream llama-server at {self.options.upstream.url} "
-                                 f"to {sent.method} {sent.path} (stream={str(sent.stream).lower()}) was not recorded, "
-                                 f"because a recording of it could not be served: {printable(reason)}. Nothing was "
-                                 "written; the record directory is as it was.")
+        return RequestError(
+            502,
+            f"mockllama: the reply of the upstream llama-server at {self.options.upstream.url} "
+            f"to {sent.method} {sent.path} (stream={str(sent.stream).lower()}) was not recorded, "
+            f"because a recording of it could not be served: {printable(reason)}. Nothing was "
+            "written; the record directory is as it was.",
+        )
 
 
 def unrecordable(pairs: list) -> str | None:
@@ -489,8 +527,10 @@ def unrecordable(pairs: list) -> str | None:
         for name, values in reply["headers"].items():
             encodings = {value.strip().lower() for value in values} - {"", "identity"}
             if name.lower() == "content-encoding" and encodings:
-                return (f"it came with Content-Encoding {', '.join(sorted(encodings))} although mockllama asked "
-                        "for identity, and recordings are kept as plain text")
+                return (
+                    f"it came with Content-Encoding {', '.join(sorted(encodings))} although mockllama asked "
+                    "for identity, and recordings are kept as plain text"
+                )
     return None
 
 

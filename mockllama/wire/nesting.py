@@ -41,8 +41,11 @@ def refuse_deep_nesting(raw: bytes, limit: int = MAX_JSON_DEPTH) -> None:
     """Raise a 400 for a JSON body nested deeper than ``limit``; anything else passes untouched."""
     if cannot_nest_deeper(raw, limit):
         return
-    too_deep = RequestError(400, f"mockllama: the request body nests JSON more than {limit} levels deep; "
-                                 "no real request does, and mockllama refuses it.")
+    too_deep = RequestError(
+        400,
+        f"mockllama: the request body nests JSON more than {limit} levels deep; "
+        "no real request does, and mockllama refuses it.",
+    )
     try:
         parsed = json.loads(raw)
     except RecursionError:  # deeper than the JSON parser itself will go

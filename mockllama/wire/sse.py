@@ -62,9 +62,14 @@ def split_blocks(body: bytes | str) -> list:
 
 def _name_and_data(lines: list[str]) -> tuple[str | None, str]:
     """A block's ``event:`` name and ``data:`` text, from its lines."""
-    if len(lines) == 4 and lines[0].startswith("event: ") and lines[1].startswith("data: ") and not lines[2] \
-            and not lines[3]:  # llama-server's own framing, read as the loop below reads it
-        return lines[0][len("event: "):].strip(), lines[1][len("data: "):]
+    if (
+        len(lines) == 4
+        and lines[0].startswith("event: ")
+        and lines[1].startswith("data: ")
+        and not lines[2]
+        and not lines[3]
+    ):  # llama-server's own framing, read as the loop below reads it
+        return lines[0][len("event: ") :].strip(), lines[1][len("data: ") :]
     name = None
     data_lines = []
     for line in lines:
@@ -103,4 +108,4 @@ def make_event(name: str | None, payload) -> Event:
     """A new block in llama-server's framing (``event:`` line, ``data:`` line, blank line)."""
     data = dump_json(payload)
     head = f"event: {name}\n" if name is not None else ""
-    return Event(name=name, data=data, raw=f"{head}data: {data}\n\n".encode("utf-8"))
+    return Event(name=name, data=data, raw=f"{head}data: {data}\n\n".encode())

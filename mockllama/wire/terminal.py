@@ -13,6 +13,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u206
 
 def printable(text: object) -> str:
     """``text`` with control and bidi-override characters written as \\xNN or \\uNNNN."""
+
     def escape(match: re.Match) -> str:
         code = ord(match.group())
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -30,6 +30,7 @@ class ExchangeFailed(Exception):
 
 # --- Where to send: a base URL, what is sent and what may be printed ---
 
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be used, or None. The message never repeats a password the URL holds."""
     shown = repr(scrub_text(url))
@@ -87,6 +88,7 @@ class Target:
 
 # --- Reading a reply: one deadline for the whole exchange, a cap on its size ---
 
+
 class _DeadlineReader(io.RawIOBase):
     """A socket's reads, each given only what is left of one deadline, and capped in total, so
     that a server that drips a byte at a time or streams forever is cut off all the same."""
@@ -140,8 +142,16 @@ class Reply(NamedTuple):
     body: bytes
 
 
-def fetch(target: Target, method: str, path: str, body: dict | None = None, *, timeout: float,
-          deadline: float | None = None, max_bytes: int | None = None) -> Reply:
+def fetch(
+    target: Target,
+    method: str,
+    path: str,
+    body: dict | None = None,
+    *,
+    timeout: float,
+    deadline: float | None = None,
+    max_bytes: int | None = None,
+) -> Reply:
     """One request; the whole exchange (connect, send, headers, body) has ``timeout`` seconds and
     reads at most ``max_bytes`` (default MAX_REPLY_BYTES). Anything that is not a complete HTTP
     reply raises ExchangeFailed, with a one-line reason that names no credential.

@@ -27,8 +27,11 @@ def _basic(user: str, password: str) -> str:
 async def _require_credentials(request: web.Request, handler) -> web.StreamResponse:
     request.app[SEEN].append((request.headers.get("Authorization"), request.query_string))
     if request.headers.get("Authorization") != _basic(USER, PASSWORD) or request.query.get("key") != KEY:
-        return web.json_response({"error": {"code": 401, "message": "credentials required", "type": "auth_error"}},
-                                 status=401, headers={"WWW-Authenticate": 'Basic realm="llama-server"'})
+        return web.json_response(
+            {"error": {"code": 401, "message": "credentials required", "type": "auth_error"}},
+            status=401,
+            headers={"WWW-Authenticate": 'Basic realm="llama-server"'},
+        )
     return await handler(request)
 
 

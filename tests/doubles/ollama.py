@@ -24,8 +24,12 @@ from .relay import (
 
 
 def _completed(response: dict) -> dict:
-    return {**items_completed(response), "status": "completed", "incomplete_details": None,
-            "completed_at": response.get("created_at")}
+    return {
+        **items_completed(response),
+        "status": "completed",
+        "incomplete_details": None,
+        "completed_at": response.get("created_at"),
+    }
 
 
 def _stream(events: Events) -> Events:

@@ -22,21 +22,29 @@ def decode_events(body: bytes) -> Events:
 
 
 def encode_events(events: Events) -> bytes:
-    return b"".join((f"event: {name}\n" if name else "").encode() + f"data: {json.dumps(data)}\n\n".encode()
-                    for name, data in events)
+    return b"".join(
+        (f"event: {name}\n" if name else "").encode() + f"data: {json.dumps(data)}\n\n".encode()
+        for name, data in events
+    )
 
 
-def relay_app(upstream: str, rewrite_body: Callable[[dict], dict] = lambda body: body,
-              rewrite_events: Callable[[Events], Events] = lambda events: events,
-              behaviour: str = "fixed") -> web.Application:
+def relay_app(
+    upstream: str,
+    rewrite_body: Callable[[dict], dict] = lambda body: body,
+    rewrite_events: Callable[[Events], Events] = lambda events: events,
+    behaviour: str = "fixed",
+) -> web.Application:
     """An app that answers each POST by asking ``upstream``'s ``behaviour`` and rewriting the
     Responses reply (a JSON body or an event stream); chat completions pass through."""
 
     async def answer(request: web.Request) -> web.Response:
         body = await request.read()
-        async with ClientSession() as session, session.post(
-                f"{upstream}/{behaviour}{request.path}", data=body,
-                headers={"Content-Type": "application/json"}) as reply:
+        async with (
+            ClientSession() as session,
+            session.post(
+                f"{upstream}/{behaviour}{request.path}", data=body, headers={"Content-Type": "application/json"}
+            ) as reply,
+        ):
             status, content_type, payload = reply.status, reply.content_type, await reply.read()
         if request.path.endswith("/responses") and status == 200:
             if content_type == "text/event-stream":
@@ -63,8 +71,12 @@ def items_completed(response: dict) -> dict:
 
 def item_done_completed(events: Events) -> Events:
     """Every response.output_item.done says "completed", the cut item's too."""
-    return [(name, {**data, "item": {**data["item"], "status": "completed"}})
-            if data.get("type") == "response.output_item.done" else (name, data) for name, data in events]
+    return [
+        (name, {**data, "item": {**data["item"], "status": "completed"}})
+        if data.get("type") == "response.output_item.done"
+        else (name, data)
+        for name, data in events
+    ]
 
 
 def terminal_completed(events: Events) -> Events:

@@ -42,10 +42,10 @@ def _set_up(*flags: str) -> None:
     started = time.monotonic()
     result = subprocess.run(["bash", str(SCRIPT), "setup", *flags], capture_output=True, text=True, timeout=3600)
     if result.returncode != 0:
-        pytest.fail(f"scripts/llama-server.sh setup {' '.join(flags)} failed ({result.returncode}):\n"
-                    f"{result.stderr[-5000:]}")
-    print(f"\nllama-server {' '.join(flags)} ready after {time.monotonic() - started:.0f} s of set-up",
-          file=sys.stderr)
+        pytest.fail(
+            f"scripts/llama-server.sh setup {' '.join(flags)} failed ({result.returncode}):\n{result.stderr[-5000:]}"
+        )
+    print(f"\nllama-server {' '.join(flags)} ready after {time.monotonic() - started:.0f} s of set-up", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")
@@ -63,8 +63,9 @@ def _starter(tmp_path_factory, flags: tuple[str, ...], servers: list):
     def start(*server_args: str) -> LiveServer:
         """A fresh llama-server; server_args are added to its command line (e.g. "--api-key", KEY)."""
         port = free_port()
-        command = subprocess.run(["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True,
-                                 text=True, check=True).stdout.strip()
+        command = subprocess.run(
+            ["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True, text=True, check=True
+        ).stdout.strip()
         log = tmp_path_factory.mktemp("llama-server") / "server.log"
         with log.open("w") as sink:
             process = subprocess.Popen([*shlex.split(command), *server_args], stdout=sink, stderr=subprocess.STDOUT)

@@ -17,7 +17,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_health(url: str, process: subprocess.Popen, log: Path, seconds: float = 120, path: str = "/health") -> None:
+def wait_for_health(
+    url: str, process: subprocess.Popen, log: Path, seconds: float = 120, path: str = "/health"
+) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -34,11 +34,18 @@ STOCK, PATCHED = bundled_cassette_dir() / "llama-server-b11434", patched_cassett
 # set -> (its directory, the catalogue it was recorded from, the fixture that starts its server)
 SETS = {
     "stock": (STOCK / "smollm2-135m-instruct-q4_1", None, "start_llama_server"),
-    "stock-forced-thinking": (STOCK / "smollm2-135m-forced-thinking", "forced-thinking", "start_forced_thinking_server"),
+    "stock-forced-thinking": (
+        STOCK / "smollm2-135m-forced-thinking",
+        "forced-thinking",
+        "start_forced_thinking_server",
+    ),
     "multi-item": (STOCK / "smollm2-135m-instruct-q4_1-multi-item", "multi-item", "start_llama_server"),
     "patched": (PATCHED / "smollm2-135m-instruct-q4_1", None, "start_patched_llama_server"),
-    "patched-forced-thinking": (PATCHED / "smollm2-135m-forced-thinking", "forced-thinking",
-                                "start_patched_forced_thinking_server"),
+    "patched-forced-thinking": (
+        PATCHED / "smollm2-135m-forced-thinking",
+        "forced-thinking",
+        "start_patched_forced_thinking_server",
+    ),
 }
 # Differ on every run, or with the machine: not generated content.
 VOLATILE = {"id", "item_id", "call_id", "created_at", "created", "completed_at", "timings", "cached_tokens"}
@@ -125,8 +132,9 @@ def _reply(url: str, method: str, path: str, body: bytes):
     parts = urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
     try:
-        connection.request(method, path, body=body if method != "GET" else None,
-                           headers={"Content-Type": "application/json"})
+        connection.request(
+            method, path, body=body if method != "GET" else None, headers={"Content-Type": "application/json"}
+        )
         response = connection.getresponse()
         return response.status, response.read()
     finally:

@@ -19,8 +19,14 @@ from mockllama.wire import sse
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
-ASPECTS = ["status", "incomplete_details.reason", "cut_item.status", "completed_at", "terminal_event",
-           "function_call_arguments.done"]
+ASPECTS = [
+    "status",
+    "incomplete_details.reason",
+    "cut_item.status",
+    "completed_at",
+    "terminal_event",
+    "function_call_arguments.done",
+]
 H, D, W, NA = "honest", "dishonest", "wrong", "not applicable"
 STOCK = "Known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)."
 
@@ -49,17 +55,22 @@ def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server)
     assert lines[2:5] == [
         "  dishonest status: 'completed' (says the reply finished)",
         "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
-        "  dishonest cut item status: the last item ('message') says 'completed' (says the item being generated finished)"]
+        "  dishonest cut item status: the last item ('message') says 'completed' "
+        "(says the item being generated finished)",
+    ]
     assert lines[5].startswith("  dishonest completed_at: ")
-    assert lines[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, "
-                         f"cut item status, completed_at; also wrong: incomplete_details.reason. {STOCK}")
+    assert lines[-1] == (
+        f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, "
+        f"cut item status, completed_at; also wrong: incomplete_details.reason. {STOCK}"
+    )
     report = json.loads(every.stdout)
     assert every.returncode == report["exit_code"] == 1
     # text, tool, then streamed: the stream's last response has no completed_at; no arguments.done at all
     assert _verdicts(report) == [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]]
     assert report["summary"] == (
         f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, cut item status, "
-        f"completed_at, terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. {STOCK}")
+        f"completed_at, terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. {STOCK}"
+    )
 
 
 def test_check_passes_against_the_patched_server(start_patched_llama_server):
@@ -74,8 +85,9 @@ def test_check_passes_against_the_patched_server(start_patched_llama_server):
     assert "status='incomplete' incomplete_details={'reason': 'max_output_tokens'}" in every.stdout
     assert "last event='response.incomplete' status='incomplete'" in every.stdout
     assert "function_call_arguments.done for 1 of 1 calls" in every.stdout
-    assert every.stdout.splitlines()[-1] == (f"{server.url}: a reply cut off at max_output_tokens is reported as "
-                                             "'incomplete' (reason 'max_output_tokens').")
+    assert every.stdout.splitlines()[-1] == (
+        f"{server.url}: a reply cut off at max_output_tokens is reported as 'incomplete' (reason 'max_output_tokens')."
+    )
     report = json.loads(as_json.stdout)
     assert as_json.returncode == report["exit_code"] == 0
     assert _verdicts(report) == [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, H, NA], [H, H, H, H, H, H]]
@@ -88,10 +100,15 @@ def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
     server = start_llama_server()
     target = check.Target.parse(server.url)
     count = [{"role": "user", "content": "Count from 1 to 200, separated by spaces."}]
-    with_logprobs = {"model": "x", "messages": count, "max_tokens": 200, "temperature": 0, "logprobs": True,
-                     "top_logprobs": 5}  # five alternatives a token: tens of kilobytes of JSON
-    streamed = {"model": "x", "input": count[0]["content"], "max_output_tokens": 200, "temperature": 0,
-                "stream": True}
+    with_logprobs = {
+        "model": "x",
+        "messages": count,
+        "max_tokens": 200,
+        "temperature": 0,
+        "logprobs": True,
+        "top_logprobs": 5,
+    }  # five alternatives a token: tens of kilobytes of JSON
+    streamed = {"model": "x", "input": count[0]["content"], "max_output_tokens": 200, "temperature": 0, "stream": True}
     try:
         plain = check.fetch(target, "POST", "/v1/chat/completions", with_logprobs, timeout=600)
         stream = check.fetch(target, "POST", "/v1/responses", streamed, timeout=600)

@@ -21,7 +21,11 @@ from mockllama.server.background import BackgroundServer
 pytestmark = pytest.mark.live
 
 ORIGIN = "http://example.test"
-PREFLIGHT = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+PREFLIGHT = {
+    "Origin": ORIGIN,
+    "Access-Control-Request-Method": "POST",
+    "Access-Control-Request-Headers": "content-type",
+}
 CUT = SCENARIOS["text-cut-8"]
 
 
@@ -37,7 +41,12 @@ EXCHANGES = {
     "preflight without Origin": ("OPTIONS", "/v1/responses", b"", {}),
     "POST /v1/responses": ("POST", "/v1/responses", _body("/v1/responses", False), {"Origin": ORIGIN}),
     "POST /v1/responses stream": ("POST", "/v1/responses", _body("/v1/responses", True), {"Origin": ORIGIN}),
-    "POST /v1/chat/completions": ("POST", "/v1/chat/completions", _body("/v1/chat/completions", False), {"Origin": ORIGIN}),
+    "POST /v1/chat/completions": (
+        "POST",
+        "/v1/chat/completions",
+        _body("/v1/chat/completions", False),
+        {"Origin": ORIGIN},
+    ),
     "GET /v1/models": ("GET", "/v1/models", b"", {"Origin": ORIGIN}),
     "error: invalid JSON": ("POST", "/v1/responses", b"{not json", {"Origin": ORIGIN}),
     "error: unknown path": ("GET", "/no/such/path", b"", {"Origin": ORIGIN}),
@@ -52,8 +61,9 @@ def _send(url: str, method: str, path: str, body: bytes, headers: dict):
         connection.request(method, path, body=body or None, headers=sent)
         response = connection.getresponse()
         response.read()
-        cors = sorted((name.lower(), value) for name, value in response.getheaders()
-                      if name.lower().startswith("access-control-"))
+        cors = sorted(
+            (name.lower(), value) for name, value in response.getheaders() if name.lower().startswith("access-control-")
+        )
         return response.status, cors
     finally:
         connection.close()

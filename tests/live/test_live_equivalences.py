@@ -66,12 +66,13 @@ def test_llama_server_generates_something_else_so_they_must_not_match(twin_serve
 
 def test_stream_options_do_not_change_a_stream(twin_servers):
     """stream_options is ignored by matching; on a stream, it changes no generated text."""
+
     def text(url, body):
-        request = urllib.request.Request(url + CHAT, json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+        request = urllib.request.Request(url + CHAT, json.dumps(body).encode(), {"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=900) as response:  # a loaded CI machine is slow
-            chunks = [json.loads(line[6:]) for line in response.read().decode().splitlines()
-                      if line.startswith("data: {")]
+            chunks = [
+                json.loads(line[6:]) for line in response.read().decode().splitlines() if line.startswith("data: {")
+            ]
         return "".join((c["choices"][0]["delta"].get("content") or "") for c in chunks if c.get("choices"))
 
     plain = {**CHAT_BASE, "stream": True}

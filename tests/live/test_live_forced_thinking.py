@@ -37,8 +37,11 @@ def replay(tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("forced-thinking-replay") / "mock.log"
     with log.open("w") as sink:
-        mock = subprocess.Popen([*MOCKLLAMA, "serve", "--cassettes", str(SET), "--behaviour", "buggy",
-                                 "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
+        mock = subprocess.Popen(
+            [*MOCKLLAMA, "serve", "--cassettes", str(SET), "--behaviour", "buggy", "--port", str(port)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     wait_for_health(url, mock, log, seconds=60, path="/_mockllama/journal")  # the set records no /health
     yield url
@@ -80,4 +83,3 @@ def test_replay_agrees_with_a_fresh_forced_thinking_server_on_every_request(thin
                 reasoning_only += kinds == ["reasoning"]  # no message item: output_text is ""
     assert compared == 14  # 3 Responses scenarios x 4 requests, and the two /v1/messages requests
     assert reasoning_only == 3
-

@@ -44,10 +44,17 @@ def _kind(status: int, headers, body: bytes) -> tuple:
     return status, "object", json.loads(body).get("object")
 
 
-@pytest.mark.parametrize(("path", "body", "stream"), [
-    ("/v1/responses", TEXT_CUT_8, "yes"), ("/v1/responses", TEXT_CUT_8, None), ("/v1/responses", TEXT_CUT_8, 1),
-    ("/v1/chat/completions", CHAT_CUT_8, "yes"), ("/v1/chat/completions", CHAT_CUT_8, None),
-], ids=["responses-yes", "responses-null", "responses-one", "chat-yes", "chat-null"])
+@pytest.mark.parametrize(
+    ("path", "body", "stream"),
+    [
+        ("/v1/responses", TEXT_CUT_8, "yes"),
+        ("/v1/responses", TEXT_CUT_8, None),
+        ("/v1/responses", TEXT_CUT_8, 1),
+        ("/v1/chat/completions", CHAT_CUT_8, "yes"),
+        ("/v1/chat/completions", CHAT_CUT_8, None),
+    ],
+    ids=["responses-yes", "responses-null", "responses-one", "chat-yes", "chat-null"],
+)
 def test_a_stream_that_is_not_a_boolean_is_answered_as_llama_server_answers_it(llama, server, path, body, stream):
     sent = json.dumps({**body, "stream": stream}).encode()
     real = _kind(*_post(llama.url, path, sent))
@@ -55,10 +62,15 @@ def test_a_stream_that_is_not_a_boolean_is_answered_as_llama_server_answers_it(l
     assert mock == real
 
 
-@pytest.mark.parametrize(("path", "body", "fields"), [
-    ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 0}), ("/v1/chat/completions", CHAT_CUT_8, {"top_logprobs": 0}),
-    ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 2, "logprobs": False}),
-], ids=["responses", "chat", "logprobs-false"])
+@pytest.mark.parametrize(
+    ("path", "body", "fields"),
+    [
+        ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 0}),
+        ("/v1/chat/completions", CHAT_CUT_8, {"top_logprobs": 0}),
+        ("/v1/responses", TEXT_CUT_8, {"top_logprobs": 2, "logprobs": False}),
+    ],
+    ids=["responses", "chat", "logprobs-false"],
+)
 def test_top_logprobs_without_logprobs_is_refused_as_llama_server_refuses_it(llama, server, path, body, fields):
     """Issue 26: llama-server b11434 answers top_logprobs without logprobs: true with a 400."""
     sent = json.dumps({**body, **fields}).encode()
@@ -84,8 +96,9 @@ def _status_cors_body(reply: bytes) -> tuple:
     return lines[0].split()[1], cors, body
 
 
-@pytest.mark.parametrize("request_line", [b"CONNECT example.com:443", b"CONNECT /", b"CONNECT /v1/responses",
-                                          b"TRACE /", b"OPTIONS *"])
+@pytest.mark.parametrize(
+    "request_line", [b"CONNECT example.com:443", b"CONNECT /", b"CONNECT /v1/responses", b"TRACE /", b"OPTIONS *"]
+)
 @pytest.mark.parametrize("origin", [b"", b"Origin: http://example.test\r\n"], ids=["no-origin", "origin"])
 def test_what_llama_server_answers_before_any_route_mockllama_answers_too(llama, server, request_line, origin):
     """Issue 26: a method llama-server's HTTP library does not know (CONNECT, TRACE) is a 400 with an

@@ -39,9 +39,23 @@ def patched_recording(start_patched_llama_server, tmp_path_factory) -> Path:
     """The default catalogue, recorded by `mockllama record` from a fresh patched llama-server."""
     server = start_patched_llama_server()
     out = tmp_path_factory.mktemp("patched-recording")
-    result = subprocess.run([*MOCKLLAMA, "record", "--server", server.url, "--out", str(out),
-                             "--server-command", server.command, "--server-patch", str(PATCH)],
-                            capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [
+            *MOCKLLAMA,
+            "record",
+            "--server",
+            server.url,
+            "--out",
+            str(out),
+            "--server-command",
+            server.command,
+            "--server-patch",
+            str(PATCH),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     server.stop()
     assert result.returncode == 0, result.stderr
     print(result.stdout)
@@ -78,7 +92,10 @@ def test_the_patched_server_reports_the_cut_that_stock_hid(patched_recording):
     assert [(item["type"], item["status"]) for item in body["output"]] == [("function_call", "incomplete")]
     events = patched["tool-cut-20"].find("POST", RESPONSES_PATH, True).events
     assert [event.name for event in events][-3:] == [
-        "response.function_call_arguments.done", "response.output_item.done", "response.incomplete"]
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.incomplete",
+    ]
     finished = json.loads(patched["tool-finishes"].find("POST", RESPONSES_PATH, False).body)
     assert (finished["status"], finished["incomplete_details"]) == ("completed", None)
     assert finished["output"][-1]["status"] == "completed"
@@ -98,8 +115,7 @@ def test_the_shipped_patched_recordings_are_what_a_fresh_patched_server_sends(pa
 
 def test_patched_provenance_names_the_patch_and_the_server(patched_recording):
     provenance = json.loads((patched_recording / "provenance.json").read_text())
-    assert provenance["server_patch"] == {"file": PATCH.name,
-                                          "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
+    assert provenance["server_patch"] == {"file": PATCH.name, "sha256": hashlib.sha256(PATCH.read_bytes()).hexdigest()}
     assert "-patched-" in provenance["server_command"]
     assert provenance["build_info"] == "b0-unknown"
     assert provenance["scenarios"]["text-cut-8"] == "responses=incomplete twin=length"
@@ -109,8 +125,9 @@ def test_patched_provenance_names_the_patch_and_the_server(patched_recording):
 def _start_with_template(flags: tuple[str, ...], template: Path, log: Path) -> tuple[str, subprocess.Popen]:
     """A fresh server, stock or patched, with another chat template from the same sdist."""
     port = free_port()
-    command = subprocess.run(["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True, text=True,
-                             check=True).stdout.split()
+    command = subprocess.run(
+        ["bash", str(SCRIPT), "command", *flags, str(port)], capture_output=True, text=True, check=True
+    ).stdout.split()
     command[command.index("--chat-template-file") + 1] = str(template)
     process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -119,14 +136,16 @@ def _start_with_template(flags: tuple[str, ...], template: Path, log: Path) -> t
 
 
 def _post(url: str, path: str, body: dict) -> bytes:
-    request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=300) as response:
         return response.read()
 
 
-def test_fixed_agrees_with_the_patched_server_on_a_cut_reasoning_item(llama_installed, patched_llama_installed,
-                                                                      tmp_path):
+def test_fixed_agrees_with_the_patched_server_on_a_cut_reasoning_item(
+    llama_installed, patched_llama_installed, tmp_path
+):
     """The sdist's Qwen-QwQ-32B template opens a <think> block in its generation prompt, so
     llama-server parses all the model writes as reasoning: a reasoning item cut at the limit."""
     env = subprocess.run(["bash", str(SCRIPT), "setup"], capture_output=True, text=True, check=True).stdout.strip()
@@ -135,10 +154,18 @@ def test_fixed_agrees_with_the_patched_server_on_a_cut_reasoning_item(llama_inst
     with tarfile.open(sdist) as archive:
         member = next(m for m in archive.getmembers() if m.name.endswith("/models/templates/Qwen-QwQ-32B.jinja"))
         template.write_bytes(archive.extractfile(member).read())
-    request = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8,
-               "temperature": 0}
-    twin = {"model": "x", "messages": [{"role": "user", "content": request["input"]}], "max_tokens": 8,
-            "temperature": 0}
+    request = {
+        "model": "x",
+        "input": "Count from 1 to 200, separated by spaces.",
+        "max_output_tokens": 8,
+        "temperature": 0,
+    }
+    twin = {
+        "model": "x",
+        "messages": [{"role": "user", "content": request["input"]}],
+        "max_tokens": 8,
+        "temperature": 0,
+    }
     replies = {}
     for flags in ((), ("--patched",)):
         url, process = _start_with_template(flags, template, tmp_path / f"server{len(flags)}.log")

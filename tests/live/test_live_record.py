@@ -40,8 +40,10 @@ def send(url: str, planned) -> tuple[int, bytes]:
 
 
 def _items(response: dict) -> list:
-    return [(item.get("type"), item.get("status"), [c.get("text") for c in item.get("content", [])],
-             item.get("arguments")) for item in response.get("output", [])]
+    return [
+        (item.get("type"), item.get("status"), [c.get("text") for c in item.get("content", [])], item.get("arguments"))
+        for item in response.get("output", [])
+    ]
 
 
 def view(path: str, status: int, body: bytes):
@@ -62,8 +64,12 @@ def view(path: str, status: int, body: bytes):
         if path == CHAT_PATH:
             finish = [c.get("finish_reason") for p in payloads for c in p.get("choices", []) if c.get("finish_reason")]
             text = "".join(c["delta"].get("content") or "" for p in payloads for c in p.get("choices", []))
-            arguments = "".join(t["function"].get("arguments", "") for p in payloads for c in p.get("choices", [])
-                                for t in c["delta"].get("tool_calls") or [])
+            arguments = "".join(
+                t["function"].get("arguments", "")
+                for p in payloads
+                for c in p.get("choices", [])
+                for t in c["delta"].get("tool_calls") or []
+            )
             return status, types, finish, text, arguments
         deltas = [p.get("delta") for p in payloads if p.get("type") == "content_block_delta"]
         stop = [p["delta"].get("stop_reason") for p in payloads if p.get("type") == "message_delta"]
@@ -73,8 +79,12 @@ def view(path: str, status: int, body: bytes):
         return status, data["status"], data.get("incomplete_details"), _items(data)
     if path == CHAT_PATH and status == 200:
         message = data["choices"][0]["message"]
-        return status, data["choices"][0]["finish_reason"], message.get("content"), message.get("tool_calls") and [
-            t["function"] for t in message["tool_calls"]]
+        return (
+            status,
+            data["choices"][0]["finish_reason"],
+            message.get("content"),
+            message.get("tool_calls") and [t["function"] for t in message["tool_calls"]],
+        )
     if path == "/v1/messages" and status == 200:
         return status, data["stop_reason"], [{k: v for k, v in c.items() if k != "id"} for c in data["content"]]
     if path == "/props":
@@ -89,8 +99,12 @@ def recording(start_llama_server, tmp_path_factory) -> Path:
     """The default catalogue, recorded by `mockllama record` from a fresh llama-server."""
     server = start_llama_server()
     out = tmp_path_factory.mktemp("live-recording")
-    result = subprocess.run([*MOCKLLAMA, "record", "--server", server.url, "--out", str(out),
-                             "--server-command", server.command], capture_output=True, text=True, timeout=1800)
+    result = subprocess.run(
+        [*MOCKLLAMA, "record", "--server", server.url, "--out", str(out), "--server-command", server.command],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     server.stop()
     assert result.returncode == 0, result.stderr
     print(result.stdout)
@@ -100,8 +114,11 @@ def recording(start_llama_server, tmp_path_factory) -> Path:
 def test_recording_reproduces_the_bug_on_every_cut_scenario(recording):
     provenance = json.loads((recording / "provenance.json").read_text())
     scenarios = load_scenarios([recording])
-    cut = [name for name in scenarios if "-cut-" in name and not name.startswith("messages-")
-           and scenarios[name].turns == 1]
+    cut = [
+        name
+        for name in scenarios
+        if "-cut-" in name and not name.startswith("messages-") and scenarios[name].turns == 1
+    ]
     assert len(cut) == 9
     conversation = scenarios["tool-conversation-cut-20"]  # the cut call sent back: llama-server refuses it
     assert provenance["scenarios"]["tool-conversation-cut-20"].startswith("turn1:responses=completed twin=length")
@@ -111,8 +128,9 @@ def test_recording_reproduces_the_bug_on_every_cut_scenario(recording):
         for stream in (False, True):
             responses = scenarios[name].find("POST", RESPONSES_PATH, stream)
             assert scenarios[name].twin_finish_reason(responses) == "length"
-            status = (json.loads(responses.body) if not stream else
-                      json.loads(responses.events[-1].data)["response"])["status"]
+            status = (json.loads(responses.body) if not stream else json.loads(responses.events[-1].data)["response"])[
+                "status"
+            ]
             assert status == "completed", (name, stream)
     for name in ("text-finishes", "text-exact-limit", "ladder-finishes", "tool-finishes", "poem-finishes"):
         twin = scenarios[name].twin_finish_reason(scenarios[name].find("POST", RESPONSES_PATH, False))
@@ -133,8 +151,11 @@ def test_replay_agrees_with_the_live_server_on_every_scenario(recording, start_l
     """Serve the fresh recording as buggy, and send the catalogue in the recorder's own order to a
     fresh llama-server and to the mock: a fresh server given the same sequence decodes the same."""
     port = free_port()
-    mock = subprocess.Popen([*MOCKLLAMA, "serve", "--cassettes", str(recording), "--behaviour", "buggy",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    mock = subprocess.Popen(
+        [*MOCKLLAMA, "serve", "--cassettes", str(recording), "--behaviour", "buggy", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     live = start_llama_server()
     try:
         mock_url = f"http://127.0.0.1:{port}"
@@ -158,9 +179,23 @@ def test_replay_agrees_with_the_live_server_on_every_scenario(recording, start_l
 def test_planted_authorization_never_reaches_the_cassette(start_llama_server, tmp_path):
     server = start_llama_server()
     try:
-        result = subprocess.run([*MOCKLLAMA, "record", "--server", server.url, "--out", str(tmp_path),
-                                 "--scenario", "text-cut-8", "--api-key", SECRET],
-                                capture_output=True, text=True, timeout=600)
+        result = subprocess.run(
+            [
+                *MOCKLLAMA,
+                "record",
+                "--server",
+                server.url,
+                "--out",
+                str(tmp_path),
+                "--scenario",
+                "text-cut-8",
+                "--api-key",
+                SECRET,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     finally:
         server.stop()
     assert result.returncode == 0, result.stderr

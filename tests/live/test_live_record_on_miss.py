@@ -33,14 +33,20 @@ SECRET = "sk-live-planted-on-a-miss"  # the client's key: Authorization, X-Api-K
 PASSWORD = "live-planted-password"  # in the upstream URL's userinfo
 BASIC = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()  # what the userinfo becomes upstream
 TEXT = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
-TOOL = {k: v for k, v in SCENARIOS["tool-cut-20"].find("POST", "/v1/responses", False).request_json.items()
-        if k != "stream"}
+TOOL = {
+    k: v for k, v in SCENARIOS["tool-cut-20"].find("POST", "/v1/responses", False).request_json.items() if k != "stream"
+}
 REQUESTS = {"text": TEXT, "tool": TOOL}
 
 
 def _client(base_url: str, api_key: str = SECRET) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=120,
-                         default_headers={"Cookie": f"session={api_key}", "X-Api-Key": api_key})
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        max_retries=0,
+        timeout=120,
+        default_headers={"Cookie": f"session={api_key}", "X-Api-Key": api_key},
+    )
 
 
 def _sdk_bytes(base_url: str, request: dict, stream: bool, api_key: str = SECRET):
@@ -113,7 +119,7 @@ def test_sdk_through_the_proxy_records_then_replays_the_same_bytes_offline(start
             assert len(responses) == 2 and {scenario.twin_finish_reason(i) for i in responses} == {"length"}
 
         llama.stop()  # from here on, offline: the same server answers from what it recorded
-        for (name, stream), (scenario, body) in first.items():
+        for (name, stream), (_scenario, body) in first.items():
             headers, again = _sdk_bytes(f"{proxy.url}/buggy/v1", REQUESTS[name], stream)
             assert (again, headers["X-Mockllama-Selected-By"]) == (body, "match"), (name, stream)
             _fixed_says_incomplete(f"{proxy.url}/fixed/v1", REQUESTS[name], stream)
@@ -151,7 +157,9 @@ def test_a_key_the_upstream_requires_is_forwarded_and_never_written(start_llama_
             headers, body = _sdk_bytes(f"{proxy.url}/buggy/v1", TEXT, stream, api_key=key)  # a 401 would raise
             assert headers["X-Mockllama-Selected-By"] == "upstream"
             assert (_last_event(body) if stream else json.loads(body))["type" if stream else "status"] in (
-                "response.completed", "completed")
+                "response.completed",
+                "completed",
+            )
             _settle(app)
     assert len(load_scenarios([record_to])) == 1
     written = _written(record_to)
@@ -178,7 +186,7 @@ def test_the_docs_recording_page_runs_against_a_real_llama_server(llama, tmp_pat
     assert first == second == promised
 
 
-INNER = '''
+INNER = """
 import json
 import openai
 
@@ -196,7 +204,7 @@ def test_colours_stream(mockllama):
     events = list(client.responses.create(model="x", input="Name three colours.", max_output_tokens=6,
                                           temperature=0, stream=True))
     _keep("stream", [[e.type for e in events], events[-1].response.id, events[-1].response.output_text])
-'''
+"""
 
 
 def test_plugin_round_trip_records_against_llama_server_then_runs_offline(llama, pytester):

@@ -25,8 +25,9 @@ def test_llama_server_still_answers_the_recorded_errors(llama_installed, tmp_pat
     from livekit import free_port
 
     out = tmp_path / "server-errors"
-    result = subprocess.run([sys.executable, str(SCRIPT), str(out), str(free_port())], capture_output=True,
-                            text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), str(out), str(free_port())], capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     fresh = _errors(out)
     bundled = _errors(next(bundled_cassette_dir().glob("*/smollm2-135m-instruct-q4_1-server-errors")))

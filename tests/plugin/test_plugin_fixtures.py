@@ -59,10 +59,13 @@ def test_journal_fixture_shows_only_this_tests_requests(mockllama, mockllama_jou
     assert list(mockllama_journal) == []  # ... but this test has sent nothing yet
     client = openai.OpenAI(base_url=mockllama.base_url("fixed"), api_key="unused", max_retries=0)
     client.responses.create(**COUNT)
-    client.chat.completions.create(model="x", messages=[{"role": "user", "content": COUNT["input"]}], max_tokens=8,
-                                   temperature=0)
+    client.chat.completions.create(
+        model="x", messages=[{"role": "user", "content": COUNT["input"]}], max_tokens=8, temperature=0
+    )
     assert [(e.path, e.scenario, e.status) for e in mockllama_journal] == [
-        ("/fixed/v1/responses", "text-cut-8", 200), ("/fixed/v1/chat/completions", "text-cut-8", 200)]
+        ("/fixed/v1/responses", "text-cut-8", 200),
+        ("/fixed/v1/chat/completions", "text-cut-8", 200),
+    ]
     assert mockllama_journal[0].body["max_output_tokens"] == 8
     assert mockllama_journal.last.body["max_tokens"] == 8
     assert len(mockllama_journal.where(path="/fixed/v1/responses")) == 1

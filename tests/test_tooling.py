@@ -1,0 +1,43 @@
+"""The tools every Python project has, run by the test command: ruff's linter and formatter, on
+the whole checkout, as configured in pyproject.toml. Each is shown to fail once on a copy with a
+deliberate fault: a check that has never failed proves nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUFF = shutil.which("ruff", path=os.path.dirname(sys.executable)) or shutil.which("ruff")
+
+
+def _ruff(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    assert RUFF, 'ruff is missing: pip install ".[test]"'
+    return subprocess.run([RUFF, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", [("check", "--no-cache", "."), ("format", "--no-cache", "--check", ".")])
+def test_ruff_passes_on_the_checkout(command):
+    result = _ruff(*command)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "command, fault",
+    [
+        (("check", "--no-cache", "."), "import os\n"),  # unused import
+        (("format", "--no-cache", "--check", "."), "x = {  'a':1 }\n"),  # not formatted
+    ],
+)
+def test_ruff_fails_on_a_deliberate_fault(tmp_path, command, fault):
+    shutil.copytree(ROOT / "mockllama", tmp_path / "mockllama", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "mockllama" / "deliberate.py").write_text(fault)
+    result = _ruff(*command, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "deliberate.py" in result.stdout + result.stderr
