@@ -30,11 +30,11 @@ fi
 # MODULE|MUTANTS (fnmatch patterns over mutmut's mutant names)|TESTS
 spec_for() {
   case "$1" in
-    behaviours) echo "mockllama/behaviours/fixed.py|mockllama.behaviours.fixed.*|tests/test_fixed.py tests/test_no_twin.py tests/test_buggy.py tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
-    spec) echo "mockllama/behaviours/spec.py|mockllama.behaviours.spec.*|tests/test_spec.py tests/test_spec_replays.py tests/test_multi_item.py" ;;
-    matching) echo "mockllama/matching/matcher.py|mockllama.matching.matcher.*|tests/test_selection.py tests/test_matching_rules.py tests/test_errors.py tests/test_conversations.py tests/test_setups.py tests/test_semantic_matching.py" ;;
-    check) echo "mockllama/check.py|mockllama.check.x__judge* mockllama.check.xǁReportǁ*|tests/test_check.py tests/test_check_verdict.py tests/test_check_variants.py" ;;
-    cassettes) echo "mockllama/recordings/cassettes.py|mockllama.recordings.cassettes.x_load_cassette__* mockllama.recordings.cassettes.x_cassette_files__* mockllama.recordings.cassettes.x_load_scenarios__* mockllama.recordings.cassettes.x__interaction__* mockllama.recordings.cassettes.x__request_body__*|tests/test_errors.py tests/test_reliability.py tests/test_hardening_cassettes.py tests/test_cassette_validation.py" ;;
+    behaviours) echo "mockllama/behaviours/fixed.py|mockllama.behaviours.fixed.*|tests/behaviours/test_fixed.py tests/behaviours/test_no_twin.py tests/behaviours/test_buggy.py tests/behaviours/test_spec.py tests/behaviours/test_spec_replays.py tests/behaviours/test_multi_item.py" ;;
+    spec) echo "mockllama/behaviours/spec.py|mockllama.behaviours.spec.*|tests/behaviours/test_spec.py tests/behaviours/test_spec_replays.py tests/behaviours/test_multi_item.py" ;;
+    matching) echo "mockllama/matching/matcher.py|mockllama.matching.matcher.*|tests/matching/test_selection.py tests/matching/test_matching_rules.py tests/server/test_errors.py tests/matching/test_conversations.py tests/cli/test_setups.py tests/matching/test_semantic_matching.py" ;;
+    check) echo "mockllama/check.py|mockllama.check.x__judge* mockllama.check.xǁReportǁ*|tests/check/test_check.py tests/check/test_check_verdict.py tests/check/test_check_variants.py" ;;
+    cassettes) echo "mockllama/recordings/cassettes.py|mockllama.recordings.cassettes.x_load_cassette__* mockllama.recordings.cassettes.x_cassette_files__* mockllama.recordings.cassettes.x_load_scenarios__* mockllama.recordings.cassettes.x__interaction__* mockllama.recordings.cassettes.x__request_body__*|tests/server/test_errors.py tests/server/test_reliability.py tests/recordings/test_hardening_cassettes.py tests/recordings/test_cassette_validation.py" ;;
     *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
   esac
 }

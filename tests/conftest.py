@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import pytest
-from observed import ObservedServer
-from recordings import SCENARIOS
 
 from mockllama.app import create_app
 from mockllama.server.background import BackgroundServer
+from support.observed import ObservedServer
+from support.recordings import SCENARIOS
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +37,7 @@ def start_server():
 
 @pytest.fixture(scope="module")
 def observed():
-    """mockllama with a log of the headers of every reply it sent (tests/observed.py), per module."""
+    """mockllama with a log of the headers of every reply it sent (tests/support/observed.py), per module."""
     server = ObservedServer()
     with server.background:
         yield server

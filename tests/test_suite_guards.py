@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from docs_pages import README, blocks
+from support.docs_pages import README, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]

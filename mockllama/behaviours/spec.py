@@ -3,7 +3,7 @@
 llama-server's stream events carry no ``sequence_number``, ``output_index`` or ``content_index``,
 and its response objects lack fields the official SDKs require, so the ``openai`` SDK's
 ``responses.stream()`` helper crashes on them. ``spec`` adds that structure, as the Open
-Responses specification (its OpenAPI document, vendored in ``tests/openresponses/``) defines it.
+Responses specification (its OpenAPI document, vendored in ``tests/support/openresponses/``) defines it.
 Text, arguments, usage numbers, ids and timestamps still come from the recording; the settings a
 response object reports come from the request (``echo``: the recorded request here, the sent one
 per request). llama-server's own extra ``timings`` field is left out, being no part of the format.

@@ -10,7 +10,7 @@ count is a sum of lookups. The parts are made when a cassette is read and kept i
 index (``fingerprint``, ``keys.match_keys``), equal ones stored as one object: the first 404 at
 10,000 recordings at most gathers them (a server gathers them between requests soon after its start:
 ``server.warming``). The count equals ``len(differences(...))`` for every pair of
-requests (tests/test_nearness.py checks that); ``differences`` still words the few it lists.
+requests (tests/matching/test_nearness.py checks that); ``differences`` still words the few it lists.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 //
 // URL is a running `mockllama serve`. Every line says what the client reported and, for each HTTP
 // reply it got, the X-Mockllama-Scenario, -Selected-By and -Turn headers (read through the
-// client's fetch hook). tests/test_js_clients.py asserts on them.
+// client's fetch hook). tests/clients/test_js_clients.py asserts on them.
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";

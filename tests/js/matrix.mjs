@@ -6,7 +6,7 @@
 //
 // URL is a running `mockllama serve` (its root, e.g. http://127.0.0.1:18090). Each call selects its
 // scenario with the X-Mockllama-Scenario header, so the table shows what a client does with a
-// reply, whatever it sends; tests/test_js_clients.py checks separately that the clients' own
+// reply, whatever it sends; tests/clients/test_js_clients.py checks separately that the clients' own
 // requests reach the recordings by matching alone. The request is built from the recorded one
 // (GET /_mockllama/scenarios.json), in each client's ordinary options.
 import { readFileSync, writeFileSync } from "node:fs";

@@ -22,12 +22,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from httpkit import call, request_bytes
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.server.background import BackgroundServer
+from support.httpkit import call, request_bytes
 
 pytestmark = pytest.mark.live
 STOCK, PATCHED = bundled_cassette_dir() / "llama-server-b11434", patched_cassette_dir() / "llama-server-b11434-patched"

@@ -13,10 +13,10 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
-from recordings import SCENARIOS
 
 from mockllama.app import create_app
 from mockllama.server.background import BackgroundServer
+from support.recordings import SCENARIOS
 
 pytestmark = pytest.mark.live
 

@@ -15,9 +15,9 @@ import json
 import urllib.request
 
 import pytest
-from equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT
 
 from mockllama.matching.canonical import canonical_key
+from support.equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT
 
 pytestmark = pytest.mark.live
 

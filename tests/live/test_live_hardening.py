@@ -9,7 +9,8 @@ import socket
 from urllib.parse import urlsplit
 
 import pytest
-from recordings import SCENARIOS
+
+from support.recordings import SCENARIOS
 
 pytestmark = pytest.mark.live
 

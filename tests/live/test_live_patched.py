@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 from livekit import free_port, wait_for_health
-from responses_view import responses_view
 
 from mockllama.behaviours.fixed import fix_response_object, fix_stream
 from mockllama.behaviours.replay import reply_for
@@ -27,6 +26,7 @@ from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios,
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from support.responses_view import responses_view
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]

@@ -12,10 +12,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from docs_recording import run_section, section, start_mockllama, stop_mockllama
 from livekit import free_port
-from recordings import SCENARIOS
-from waiting import wait_for
 
 from mockllama.app import create_app
 from mockllama.bench.upstream import measure
@@ -25,6 +22,9 @@ from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.proxy import RECORDER
 from mockllama.upstream.record_mode import RecordMode
 from mockllama.upstream.record_on_miss import RecordOnMiss
+from support.docs_recording import run_section, section, start_mockllama, stop_mockllama
+from support.recordings import SCENARIOS
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.live
 pytest_plugins = ["pytester"]  # for the plugin round trip, also when this file runs alone

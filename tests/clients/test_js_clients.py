@@ -1,0 +1,299 @@
+"""JavaScript clients, run unmodified through node: openai-node and the AI SDK against `mockllama serve`.
+
+The clients are pinned in tests/js/package.json and its lockfile; `npm ci --prefix tests/js`
+installs them (scripts/test does). Without them these tests fail, never skip. The scripts they run:
+
+- tests/js/matrix.mjs: the client matrix of docs/typescript.md, compared byte for byte;
+- tests/js/clients.mjs: each client's own request for the seed prompt, and what mockllama chose;
+- tests/js/example.test.ts (vitest) and truncation-safe-client.ts: the page's examples, as written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mockllama.teaching import explain, matrix
+from mockllama.wire.routes import RESPONSES_PATH
+from support import ROOT
+
+JS = ROOT / "tests" / "js"
+PAGE = ROOT / "docs" / "typescript.md"
+BEGIN, END = "<!-- js-matrix:begin -->", "<!-- js-matrix:end -->"
+INCLUDE = re.compile(r"<!-- include: (\S+) -->\n```\w*\n(.*?)```\n", re.DOTALL)
+BEHAVIOURS = ("buggy", "fixed", "spec")
+CUT_TEXT = "1. 1\n2. "  # text-cut-8's recorded reply
+WRITE = "run: mockllama serve --port 0, then node tests/js/matrix.mjs URL --write docs/typescript.md"
+
+
+def _require_the_js_clients() -> None:
+    if shutil.which("node") is None:
+        pytest.fail("node is not installed: apt-get install nodejs npm", pytrace=False)
+    if not (JS / "node_modules" / ".package-lock.json").is_file():
+        pytest.fail("tests/js/node_modules is missing: run npm ci --prefix tests/js; scripts/test does", pytrace=False)
+
+
+def _env() -> dict[str, str]:
+    """This Python's scripts first on PATH, so `mockllama` in a JS setup is the one under test."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def _node(*args: str, timeout: float = 120) -> str:
+    result = subprocess.run(["node", *args], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"node {' '.join(args)} failed:\n{result.stderr[-4000:]}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def mockllama_url(tmp_path_factory):
+    """`mockllama serve --port 0`, started as a JavaScript test setup starts it: the URL is its first line."""
+    _require_the_js_clients()
+    log = (tmp_path_factory.mktemp("serve") / "stderr").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockllama", "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=log, text=True
+    )
+    try:
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), f"serve's first line is {url!r}"
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+        log.close()
+
+
+# --- the matrix --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def table(mockllama_url):
+    return _node("tests/js/matrix.mjs", mockllama_url).rstrip("\n")
+
+
+@pytest.fixture(scope="module")
+def rows(table):
+    """(client call, scenario, behaviour) -> the row's cells, from the generated table."""
+    found = {}
+    for line in table.splitlines()[4:]:
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        call, scenario, behaviour, reports, details, text, tool = cells
+        found[(call, scenario.strip("`"), behaviour)] = {
+            "reports": reports,
+            "details": details,
+            "text": text.strip("`"),
+            "tool": tool,
+        }
+    return found
+
+
+def _row(rows, call: str, scenario: str, behaviour: str) -> dict:
+    matches = [
+        row
+        for (name, case, chosen), row in rows.items()
+        if name.startswith(call) and case == scenario and chosen == behaviour
+    ]
+    assert len(matches) == 1, (call, scenario, behaviour)
+    return matches[0]
+
+
+def test_the_page_matrix_matches_a_fresh_run(table):
+    assert matrix.table_in(PAGE.read_text(), BEGIN, END) == table, WRITE
+
+
+def test_the_matrix_names_the_pinned_versions(table):
+    pinned = json.loads((JS / "package.json").read_text())["dependencies"]
+    for name in ("openai", "ai", "@ai-sdk/openai"):
+        assert f"{name} {pinned[name]}" in table.splitlines()[0]
+
+
+@pytest.mark.parametrize("scenario", ["text-cut-8", "thinking-cut-12"])
+def test_the_ai_sdk_takes_a_cut_reply_for_a_finished_one_only_on_llama_server(rows, scenario):
+    buggy, fixed, spec = (_row(rows, "AI SDK `generateText`, `openai.responses()`", scenario, b) for b in BEHAVIOURS)
+    assert (buggy["reports"], buggy["details"]) == ("stop", "-")
+    assert (fixed["reports"], fixed["details"]) == (spec["reports"], spec["details"]) == ("length", "max_output_tokens")
+
+
+def test_the_ai_sdk_runs_a_cut_tool_call_whose_arguments_parse_only_on_llama_server(rows):
+    call = "AI SDK `generateText`, `openai.responses()`"
+    assert _row(rows, call, "tool-cut-30", "buggy") == {
+        "reports": "tool-calls",
+        "details": "-",
+        "text": '""',
+        "tool": "tool ran 1×",
+    }
+    for behaviour in ("fixed", "spec"):
+        assert _row(rows, call, "tool-cut-30", behaviour)["tool"] == "tool call, not run"
+    for behaviour in BEHAVIOURS:  # arguments that do not parse never reach the tool
+        assert _row(rows, call, "tool-cut-20", behaviour)["tool"] == "tool not run: AI_InvalidToolInputError"
+    assert _row(rows, call, "tool-cut-20", "buggy")["reports"] == "tool-calls"
+
+
+def test_openai_node_status_says_incomplete_except_on_llama_server(rows):
+    for scenario in ("text-cut-8", "tool-cut-20", "tool-cut-30", "thinking-cut-12"):
+        for behaviour in BEHAVIOURS:
+            row = _row(rows, "openai-node `responses.create`", scenario, behaviour)
+            cut = behaviour != "buggy"
+            assert (row["reports"], row["details"]) == (
+                ("incomplete", "max_output_tokens") if cut else ("completed", "null")
+            ), (scenario, behaviour)
+            last = _row(rows, "openai-node `responses.create({stream: true})`", scenario, behaviour)
+            assert last["reports"] == ("response.incomplete (incomplete)" if cut else "response.completed (completed)")
+    for behaviour in BEHAVIOURS:
+        assert _row(rows, "openai-node `responses.create`", "text-finishes", behaviour)["reports"] == "completed"
+
+
+def test_llama_server_streams_defeat_streamtext_and_the_stream_helper_in_buggy_and_fixed(rows):
+    for scenario in ("text-cut-8", "tool-cut-20", "text-finishes", "thinking-cut-12"):
+        for behaviour in ("buggy", "fixed"):
+            streamed = _row(rows, "AI SDK `streamText`", scenario, behaviour)
+            assert (streamed["reports"], streamed["text"]) == ("error", '""')
+            assert (
+                "AI_TypeValidationError" in streamed["tool"]
+                and "no output_index on output_item.added" in streamed["tool"]
+            )
+            helper = _row(rows, "openai-node `responses.stream()`", scenario, behaviour)
+            assert helper["tool"] == "threw OpenAIError: rsp.output is not iterable"
+        assert _row(rows, "AI SDK `streamText`", scenario, "spec")["reports"] in ("length", "stop")
+        assert _row(rows, "openai-node `responses.stream()`", scenario, "spec")["reports"] in (
+            "incomplete",
+            "completed",
+        )
+
+
+def test_the_chat_endpoint_says_length_in_every_behaviour(rows):
+    for behaviour in BEHAVIOURS:
+        assert _row(rows, "AI SDK `generateText`, `openai.chat()`", "text-cut-8", behaviour)["reports"] == "length"
+        assert (
+            _row(rows, "openai-node `chat.completions.create`", "text-cut-8", behaviour)["reports"]
+            == "finish_reason length"
+        )
+
+
+def test_explain_tells_a_javascript_user_what_the_matrix_shows(rows, scenarios):
+    """explain's and the teaching page's JavaScript advice quotes the AI SDK's finishReason as measured."""
+    for scenario in ("text-cut-8", "tool-cut-20", "tool-cut-30", "text-finishes", "thinking-cut-12"):
+        advice = explain.story(scenarios[scenario])["javascript_advice"]
+        buggy, fixed = (
+            _row(rows, "AI SDK `generateText`, `openai.responses()`", scenario, b) for b in ("buggy", "fixed")
+        )
+        assert f"'{buggy['reports']}'" in advice and f"'{fixed['reports']}'" in advice, scenario
+        ran = buggy["tool"].startswith("tool ran")
+        assert ("generateText runs every call whose arguments parse" in advice) == ran, scenario
+
+
+# --- the clients' own requests ------------------------------------------------------------------
+
+CLIENTS = (
+    "openai-node responses.create, string input",
+    "openai-node responses.create, message list",
+    "openai-node responses.create, input_text parts",
+    "openai-node responses.create, stream: true",
+    "openai-node responses.stream(), finalResponse()",
+    "openai-node chat.completions.create, max_completion_tokens",
+    "openai-node chat.completions.create, max_tokens, stream: true",
+    "AI SDK generateText, openai.responses()",
+    "AI SDK streamText, openai.responses()",
+    "AI SDK generateText, openai.chat()",
+    "AI SDK streamText, openai.chat()",
+)
+LOOP = "AI SDK tool loop, X-Mockllama-Scenario: tool-conversation"
+UNSELECTED_LOOP = "AI SDK tool loop, unselected"
+
+
+@pytest.fixture(scope="module")
+def observed(mockllama_url):
+    lines = [json.loads(line) for line in _node("tests/js/clients.mjs", mockllama_url).splitlines()]
+    return {(line["client"], line["behaviour"]): line for line in lines}
+
+
+def test_every_client_is_observed(observed):
+    assert sorted(observed) == sorted((c, b) for c in (*CLIENTS, LOOP, UNSELECTED_LOOP) for b in BEHAVIOURS)
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_an_unmodified_client_reaches_text_cut_8_by_matching(observed, client, behaviour):
+    line = observed[(client, behaviour)]
+    assert [(r["status"], r["scenario"], r["selectedBy"]) for r in line["served"]] == [(200, "text-cut-8", "match")], (
+        line
+    )
+    reports = line["reports"]
+    if "text" in reports:
+        assert reports["text"] == CUT_TEXT
+    if "status" in reports:  # a Responses status: only llama-server's says completed
+        assert reports["status"] == ("completed" if behaviour == "buggy" else "incomplete")
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_an_ai_sdk_tool_loop_ends_within_the_recorded_turns_running_the_tool_once(observed, scenarios, behaviour):
+    line = observed[(LOOP, behaviour)]
+    assert [(r["status"], r["scenario"], r["turn"]) for r in line["served"]] == [
+        (200, "tool-conversation", "1"),
+        (200, "tool-conversation", "2"),
+    ]
+    final = scenarios["tool-conversation"].find("POST", RESPONSES_PATH, False, 2).body_json
+    assert line["reports"] == {"finishReason": "stop", "steps": 2, "runs": 1, "text": explain.output_text(final)}
+
+
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_unselected_the_ai_sdk_loop_matches_both_turns_by_prompt(observed, scenarios, behaviour):
+    """The AI SDK sends tool_choice "auto" when none is asked for; the recorded turn 2 sends none.
+    llama-server's default is "auto", and the live tier proves both generate the same
+    (tests/support/equivalences.py), so the loop matches its way through the conversation with no selection."""
+    line = observed[(UNSELECTED_LOOP, behaviour)]
+    assert [(r["status"], r["scenario"], r["selectedBy"], r["turn"]) for r in line["served"]] == [
+        (200, "tool-conversation", "match", "1"),
+        (200, "tool-conversation", "conversation", "2"),
+    ]
+    final = scenarios["tool-conversation"].find("POST", RESPONSES_PATH, False, 2).body_json
+    assert line["reports"] == {"finishReason": "stop", "steps": 2, "runs": 1, "text": explain.output_text(final)}
+
+
+# --- the page's examples, as written ------------------------------------------------------------
+
+
+def test_the_page_shows_each_included_file_as_it_is():
+    _require_the_js_clients()
+    included = INCLUDE.findall(PAGE.read_text())
+    assert {path for path, _ in included} == {
+        "tests/js/mockllama.setup.ts",
+        "tests/js/vitest.config.ts",
+        "tests/js/example.test.ts",
+        "tests/js/truncation-safe-client.ts",
+    }
+    for path, shown in included:
+        assert shown == (ROOT / path).read_text(), f"docs/typescript.md shows an old {path}: {WRITE}"
+
+
+def test_the_vitest_example_runs_as_written():
+    _require_the_js_clients()
+    result = subprocess.run(
+        ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=verbose"],
+        cwd=JS,
+        env={**_env(), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert re.search(r"Tests +15 passed \(15\)", result.stdout), result.stdout[-2000:]
+
+
+def test_the_typescript_examples_typecheck():
+    _require_the_js_clients()
+    result = subprocess.run(
+        ["node", "node_modules/typescript/bin/tsc", "--noEmit", "-p", "."],
+        cwd=JS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-4000:]
