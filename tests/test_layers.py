@@ -1,6 +1,7 @@
 """The package's layers (docs/architecture.md), held by import-linter's contracts in pyproject.toml.
 
-`lint-imports` passes on the package as it is, and fails on a copy where a leaf imports the server:
+`lint-imports` passes on the package as it is, and fails on a copy where a leaf imports the server
+or the package imports the benchmark (benchmarks/, which the wheel leaves out):
 a contract that has never failed proves nothing."""
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ def test_every_import_runs_down_the_layers():
         ("wire/routes.py", "import mockllama.server.app", "Layers along the request's journey"),
         ("recordings/cassettes.py", "from mockllama.matching import keys", "Layers along the request's journey"),
         ("behaviours/fixed.py", "from mockllama.matching import canonical", "do not know each other"),
+        ("server/journal.py", "from benchmarks import harness", "The package never imports the benchmark"),
     ],
 )
 def test_an_import_that_breaks_a_contract_fails(tmp_path, module, climbing_import, contract):
-    shutil.copytree(ROOT / "mockllama", tmp_path / "mockllama", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("mockllama", "benchmarks"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     with open(tmp_path / "mockllama" / module, "a") as source:
         source.write(f"\n{climbing_import}  # a deliberate break\n")

@@ -143,7 +143,7 @@ def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
         f"python -m venv {tmp_path / 'venv'}",
         "python -m pip install --quiet --upgrade pip",
         "python -m pip install .[test,docs]",
-        "python -m mockllama.bench --install-peers",
+        "python -m benchmarks --install-peers",
         "python -m pytest",
     ]
 
@@ -160,7 +160,7 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
     assert result.returncode == 0, result.stderr
     assert log(env) == [
         "python -m pip install .[test,docs]",
-        "python -m mockllama.bench --install-peers",
+        "python -m benchmarks --install-peers",
         "python -m pytest -q tests/x.py",
     ]
 

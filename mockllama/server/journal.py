@@ -16,7 +16,7 @@ reader on another thread never sees a number whose entry is not in the ring yet.
 
 Journalling is on every request's path, so it only keeps what it sees there, in a plain tuple
 (the reply's headers object included, not read); the ``Entry`` is built when someone reads it.
-``python -m mockllama.bench --journal-cost`` measures what is left.
+``python -m benchmarks --journal-cost`` measures what is left.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from mockllama.bench.peers import PEERS
+from benchmarks.peers import PEERS
 
 CONTENDERS = (
     "floor (bare aiohttp)",
@@ -41,7 +41,7 @@ def bench_tools():
 
 def _bench(*args: str, timeout: int) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "mockllama.bench", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "benchmarks", *args], capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, result.stderr
     return result.stdout

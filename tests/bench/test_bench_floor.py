@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mockllama.bench.harness import free_port, request_body, start_contender
+from benchmarks.harness import free_port, request_body, start_contender
 from mockllama.wire.routes import RESPONSES_PATH
 
 
@@ -18,8 +18,8 @@ def servers():
     started = []
     try:
         for command in (
-            ["-m", "mockllama.bench", "--floor-server"],
-            ["-m", "mockllama.bench", "--low-level-server"],
+            ["-m", "benchmarks", "--floor-server"],
+            ["-m", "benchmarks", "--low-level-server"],
             ["-m", "mockllama", "serve", "--port"],
         ):
             port = free_port()

@@ -1,11 +1,11 @@
-"""The benchmark's ratios (mockllama.bench.run): of the medians, and paired round by round.
+"""The benchmark's ratios (benchmarks.run): of the medians, and paired round by round.
 
 A paired ratio holds each round's run against the other contender's run of the same round, so
 that a VM that slows down for one round moves both sides of that round's ratio alike."""
 
 from __future__ import annotations
 
-from mockllama.bench.run import Result, behaviour_table, paired_ratio, peer_table, table
+from benchmarks.run import Result, behaviour_table, paired_ratio, peer_table, table
 
 JSON = "text-cut-8 json"
 

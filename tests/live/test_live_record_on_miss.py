@@ -14,8 +14,8 @@ import openai
 import pytest
 from livekit import free_port
 
+from benchmarks.upstream import measure
 from mockllama.app import create_app
-from mockllama.bench.upstream import measure
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mockllama.bench.scale import make_cassette_dir, matched_request, unmatched_request
+from benchmarks.scale import make_cassette_dir, matched_request, unmatched_request
 from mockllama.matching.matcher import MAX_LISTED, Matcher
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.wire.errors import RequestError

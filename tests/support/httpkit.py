@@ -7,7 +7,7 @@ import json
 import socket
 from urllib.parse import urlsplit
 
-from mockllama.bench.peers import chunks
+from benchmarks.peers import chunks
 from mockllama.recordings.cassettes import Interaction
 
 

@@ -1,6 +1,6 @@
 """Time to first byte through ``serve --upstream``, against a direct connection to llama-server.
 
-    python -m mockllama.bench.upstream --llama-server http://127.0.0.1:8080 [--rounds 5]
+    python -m benchmarks.upstream --llama-server http://127.0.0.1:8080 [--rounds 5]
 
 Each round sends the same streamed Responses request straight to llama-server, then through a
 mockllama recording every request (``--record-mode all``, so each one is a miss that reaches
@@ -111,7 +111,7 @@ def measure(llama_server: str, rounds: int = 5, request: dict | None = None) -> 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mockllama.bench.upstream", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.upstream", description=__doc__.split("\n\n")[0])
     parser.add_argument("--llama-server", required=True, metavar="URL", help="a live llama-server's base URL")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)

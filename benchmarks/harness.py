@@ -29,7 +29,7 @@ LOW_LEVEL = "aiohttp low-level server"
 def floor_command(port: int, low_level: bool = False) -> list[str]:
     """The command that serves the floor on ``port``, or with ``low_level`` the same replies from
     aiohttp's low-level server: both bench.run.run_floor, started through the bench's hidden options."""
-    return [sys.executable, "-m", "mockllama.bench", "--low-level-server" if low_level else "--floor-server", str(port)]
+    return [sys.executable, "-m", "benchmarks", "--low-level-server" if low_level else "--floor-server", str(port)]
 
 
 def free_port() -> int:

@@ -2,10 +2,10 @@
 server sending the same bytes, the mock servers a user would pick instead (aimock, mock-llm: see
 bench_peers) and, optionally, llama-server.
 
-    python -m mockllama.bench [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
-    python -m mockllama.bench --scale        # how costs grow with the number of recordings
-    python -m mockllama.bench --install-peers
-    python -m mockllama.bench --instructions # instructions per request under callgrind: steady on a busy VM
+    python -m benchmarks [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
+    python -m benchmarks --scale        # how costs grow with the number of recordings
+    python -m benchmarks --install-peers
+    python -m benchmarks --instructions # instructions per request under callgrind: steady on a busy VM
 
 Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
 (Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
@@ -46,7 +46,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from mockllama.bench.harness import (
+from benchmarks.harness import (
     FLOOR,
     LOW_LEVEL,
     cpu_per_request,
@@ -57,9 +57,9 @@ from mockllama.bench.harness import (
     run_wrk,
     start_contender,
 )
-from mockllama.bench.instructions import run_instructions
-from mockllama.bench.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
-from mockllama.bench.scale import parse_sizes, run_scale
+from benchmarks.instructions import run_instructions
+from benchmarks.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
+from benchmarks.scale import parse_sizes, run_scale
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.wire.routes import RESPONSES_PATH
 
@@ -488,7 +488,7 @@ def peer_table(results: list[Result], peers: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m mockllama.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
@@ -540,19 +540,17 @@ def main(argv: list[str] | None = None) -> None:
         try:
             return install_peers()
         except (RuntimeError, subprocess.CalledProcessError) as err:
-            sys.exit(f"mockllama.bench: could not install the peers: {err}")
+            sys.exit(f"benchmarks: could not install the peers: {err}")
     if args.instructions:
         print(f"# mockllama instructions per request, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
         print("\n" + run_instructions(args.requests), flush=True)
         return
     if shutil.which("wrk") is None:
-        sys.exit("mockllama.bench needs wrk: apt-get install wrk")
+        sys.exit("benchmarks needs wrk: apt-get install wrk")
     try:
         sizes = parse_sizes(args.scale_sizes)
     except ValueError:
-        sys.exit(
-            f"mockllama.bench: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}"
-        )
+        sys.exit(f"benchmarks: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}")
     print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
     if not args.scale:
         compare(args)

@@ -1,4 +1,4 @@
-"""How mockllama's costs grow with the number of recordings: ``python -m mockllama.bench --scale``.
+"""How mockllama's costs grow with the number of recordings: ``python -m benchmarks --scale``.
 
 Synthetic but well-formed cassette directories are made from the bundled recordings: each copy
 is a real recording whose prompts carry a distinct marker, so every copy is a scenario of its
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vcr.serializers import yamlserializer
 
-from mockllama.bench.harness import peak_rss_mb, request_body, run_wrk, start_contender
+from benchmarks.harness import peak_rss_mb, request_body, run_wrk, start_contender
 from mockllama.recordings.cassettes import bundled_cassette_dir, cassette_files, load_cassette
 from mockllama.recordings.safe_yaml import load_yaml
 from mockllama.wire.routes import RESPONSES_PATH

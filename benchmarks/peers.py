@@ -52,12 +52,10 @@ class Peer:
     def missing(self) -> str | None:
         """None when the peer can run here; else what to do about it."""
         if shutil.which("node") is None:
-            return (
-                f"{self.name} needs Node.js: apt-get install nodejs npm, then python -m mockllama.bench --install-peers"
-            )
+            return f"{self.name} needs Node.js: apt-get install nodejs npm, then python -m benchmarks --install-peers"
         if not self.script.is_file():
             return (
-                f"{self.name} is not installed in {peers_dir()}: python -m mockllama.bench --install-peers "
+                f"{self.name} is not installed in {peers_dir()}: python -m benchmarks --install-peers "
                 f"(runs npm install --prefix {peers_dir()} {self.package})"
             )
         return None

@@ -1,4 +1,4 @@
-"""Instructions per request, counted by valgrind's callgrind: ``python -m mockllama.bench --instructions``.
+"""Instructions per request, counted by valgrind's callgrind: ``python -m benchmarks --instructions``.
 
 A shared 2-core VM makes req/s swing by 30% from one run to the next, so small changes to the hot
 path cannot be seen in it. callgrind counts the instructions the server executes instead, which
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mockllama.bench.harness import FLOOR, LOW_LEVEL, floor_command, free_port, request_body
+from benchmarks.harness import FLOOR, LOW_LEVEL, floor_command, free_port, request_body
 from mockllama.wire.routes import RESPONSES_PATH
 
 WARM_UP = 200
@@ -85,7 +85,7 @@ def contenders(port: int) -> list[tuple[str, list[str]]]:
 
 def run_instructions(requests: int = 2000) -> str:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        sys.exit("mockllama.bench --instructions needs valgrind: apt-get install valgrind")
+        sys.exit("benchmarks --instructions needs valgrind: apt-get install valgrind")
     body = request_body("text-cut-8", False)
     counts = {}
     for index in range(len(contenders(0))):

@@ -1,2 +1,0 @@
-"""The benchmark: mockllama against the floor, its peers and llama-server (``run``), at scale
-(``scale``), and through ``serve --upstream`` (``upstream``). ``python -m mockllama.bench`` runs it."""

@@ -1,3 +1,0 @@
-from mockllama.bench.run import main
-
-main()
