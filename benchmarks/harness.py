@@ -1,5 +1,5 @@
-"""What every benchmark shares: starting a contender pinned to its core, driving wrk from the
-other, and reading a process's CPU time and peak RSS."""
+"""What every benchmark shares: the contenders, starting one pinned to its core, driving wrk from
+the other, and reading a process's CPU time and peak RSS."""
 
 from __future__ import annotations
 
@@ -13,23 +13,65 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire.routes import RESPONSES_PATH
 
 SERVER_CPU, LOAD_CPU = "0", "1"
-# The bare aiohttp server every ratio is held against (bench.run.run_floor), by its name in the tables.
+# The checkout the bench runs from: its own servers (the floor) start as ``python -m benchmarks`` there.
+CHECKOUT = Path(__file__).resolve().parent.parent
+# The workloads, (scenario, stream): a non-streamed reply and a streamed one with a tool call.
+TEXT = ("text-cut-8", False)
+STREAM = ("poem-finishes", True)
+WORKLOADS = (TEXT, STREAM)
+# The bare aiohttp server every ratio is held against (benchmarks.run.run_floor), by its name in the tables.
 FLOOR = "floor (bare aiohttp)"
 # The same bytes from aiohttp's low-level server, no router (run_floor's low_level): the ceiling of
 # any server built on aiohttp, beside the floor in every table.
 LOW_LEVEL = "aiohttp low-level server"
+BEHAVIOURS = ("buggy", "fixed", "spec")
 
 
-def floor_command(port: int, low_level: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class Contender:
+    """A server the bench measures: its name in the tables, the command that serves it on ``port``,
+    the environment it needs (None: the bench's own) and the workloads it can answer."""
+
+    name: str
+    command: tuple[str, ...]
+    port: int
+    env: dict[str, str] | None = None
+    workloads: tuple[tuple[str, bool], ...] = WORKLOADS
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def floor_command(port: int, low_level: bool = False) -> tuple[str, ...]:
     """The command that serves the floor on ``port``, or with ``low_level`` the same replies from
-    aiohttp's low-level server: both bench.run.run_floor, started through the bench's hidden options."""
-    return [sys.executable, "-m", "benchmarks", "--low-level-server" if low_level else "--floor-server", str(port)]
+    aiohttp's low-level server: both benchmarks.run.run_floor, started through the bench's hidden options."""
+    return (sys.executable, "-m", "benchmarks", "--low-level-server" if low_level else "--floor-server", str(port))
+
+
+def mockllama_command(port: int, *options: str) -> tuple[str, ...]:
+    """``mockllama serve`` on ``port``, with ``options``."""
+    return (sys.executable, "-m", "mockllama", "serve", "--port", str(port), *options)
+
+
+def contenders(port_for) -> list[Contender]:
+    """The floor, aiohttp's low-level server and mockllama in each behaviour, each on a port from ``port_for``."""
+    floor, low_level = port_for(), port_for()
+    found = [
+        Contender(FLOOR, floor_command(floor), floor),
+        Contender(LOW_LEVEL, floor_command(low_level, low_level=True), low_level),
+    ]
+    for behaviour in BEHAVIOURS:  # spec adds a per-request step (its replies echo the request): its row is its cost
+        port = port_for()
+        found.append(Contender(f"mockllama {behaviour}", mockllama_command(port, "--behaviour", behaviour), port))
+    return found
 
 
 def free_port() -> int:
@@ -56,32 +98,29 @@ def _pinned(cpu: str, command: list[str]) -> list[str]:
 
 
 def start_contender(
-    command: list[str],
-    url: str,
-    body: bytes | None = None,
-    timeout: float = 30,
-    env: dict | None = None,
-    pinned: bool = True,
+    contender: Contender, body: bytes | None = None, timeout: float = 30, pinned: bool = True
 ) -> tuple[subprocess.Popen, float]:
-    """Start a server process; return it and the seconds from start to its first 200 to ``body``
+    """Start a contender's process; return it and the seconds from start to its first 200 to ``body``
     (by default the text-cut-8 request). ``pinned``: on the server's own core, away from wrk's;
     else on every core, as a user starts it."""
-    body = body or request_body("text-cut-8", False)
+    body = body or request_body(*TEXT)
+    command = list(contender.command)
     started = time.perf_counter()
     process = subprocess.Popen(
         _pinned(SERVER_CPU, command) if pinned else command,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
+        env=contender.env,
+        cwd=CHECKOUT,
     )
     deadline = started + timeout
     while time.perf_counter() < deadline:
         try:
-            if _post(url, body, timeout=0.5) == 200:
+            if _post(contender.url, body, timeout=0.5) == 200:
                 return process, time.perf_counter() - started
         except OSError:
-            # Backing off, to within 2% of the time so far: each refused try costs the poller about
-            # 0.13 ms of CPU, which every 2 ms took 3% of the cores from a first start using them all.
+            # Back off in proportion to the time so far: each refused try costs the poller CPU that
+            # a first start using every core would otherwise have.
             time.sleep(min(0.05, max(0.002, (time.perf_counter() - started) / 50)))
     process.kill()
     raise RuntimeError(f"{' '.join(command)} did not answer within {timeout:.0f} s")

@@ -1,14 +1,14 @@
 """Instructions per request, counted by valgrind's callgrind: ``python -m benchmarks --instructions``.
 
-A shared 2-core VM makes req/s swing by 30% from one run to the next, so small changes to the hot
-path cannot be seen in it. callgrind counts the instructions the server executes instead, which
-do not move with whatever else the machine is doing; they do move a little from run to run (within
-about 2%: the event loop wakes a varying number of times), so a smaller change needs several
-runs. Each contender (the floor, aiohttp's low-level server, and mockllama in each behaviour) runs
-under callgrind with counting off while it starts and warms up; then it counts over ``requests``
-non-streamed ``text-cut-8`` requests on one kept-alive connection. The ratio to the floor is the
-floor's count over the contender's: what the req/s ratio would be on a core of its own. Python's
-hash seed is fixed so dict layouts repeat.
+On a shared machine req/s swings from one run to the next by more than a small change to the hot
+path moves it. callgrind counts the instructions the server executes instead, which do not move with
+whatever else the machine is doing; they do move a little from run to run (the event loop wakes a
+varying number of times), so a change of a percent or two needs several runs. Each contender (the
+floor, aiohttp's low-level server, and mockllama in each behaviour) runs under callgrind with
+counting off while it starts and warms up; then it counts over ``requests`` non-streamed
+``text-cut-8`` requests on one kept-alive connection. The ratio to the floor is the floor's count
+over the contender's: what the req/s ratio would be on a core of its own. Python's hash seed is
+fixed so dict layouts repeat.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import FLOOR, LOW_LEVEL, floor_command, free_port, request_body
+from benchmarks.harness import CHECKOUT, FLOOR, TEXT, Contender, contenders, free_port, request_body
 from mockllama.wire.routes import RESPONSES_PATH
 
 WARM_UP = 200
@@ -49,20 +49,21 @@ def _send(port: int, body: bytes, count: int, deadline: float) -> None:
     connection.close()
 
 
-def count(command: list[str], port: int, body: bytes, requests: int) -> int:
-    """Instructions per request of the server ``command`` (listening on ``port``)."""
+def count(contender: Contender, body: bytes, requests: int) -> int:
+    """Instructions per request of ``contender``'s server."""
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "callgrind.out"
         server = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *command],
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *contender.command],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
+            cwd=CHECKOUT,
         )
         try:
-            _send(port, body, WARM_UP, time.monotonic() + 600)
+            _send(contender.port, body, WARM_UP, time.monotonic() + 600)
             subprocess.run(["callgrind_control", "-i", "on", str(server.pid)], check=True, capture_output=True)
-            _send(port, body, requests, time.monotonic() + 60)
+            _send(contender.port, body, requests, time.monotonic() + 60)
             subprocess.run(["callgrind_control", "-i", "off", str(server.pid)], check=True, capture_output=True)
         finally:
             server.send_signal(signal.SIGINT)  # a clean exit writes the counts
@@ -71,28 +72,14 @@ def count(command: list[str], port: int, body: bytes, requests: int) -> int:
         return int(totals[0].split()[1]) // requests
 
 
-def contenders(port: int) -> list[tuple[str, list[str]]]:
-    python = sys.executable
-    return [
-        (FLOOR, floor_command(port)),
-        (LOW_LEVEL, floor_command(port, low_level=True)),
-        *[
-            (f"mockllama {b}", [python, "-m", "mockllama", "serve", "--port", str(port), "--behaviour", b])
-            for b in ("buggy", "fixed", "spec")
-        ],
-    ]
-
-
 def run_instructions(requests: int = 2000) -> str:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        sys.exit("benchmarks --instructions needs valgrind: apt-get install valgrind")
-    body = request_body("text-cut-8", False)
+        sys.exit("python -m benchmarks --instructions needs valgrind: apt-get install valgrind")
+    body = request_body(*TEXT)
     counts = {}
-    for index in range(len(contenders(0))):
-        port = free_port()
-        name, command = contenders(port)[index]
-        counts[name] = count(command, port, body, requests)
-        print(f"counted {name}", flush=True)
+    for contender in contenders(free_port):
+        counts[contender.name] = count(contender, body, requests)
+        print(f"counted {contender.name}", flush=True)
     floor = counts[FLOOR]
     lines = ["| contender | instructions per request | vs floor |", "| --- | --- | --- |"]
     lines += [f"| {name} | {each:,} | {floor / each:.2f}x |" for name, each in counts.items()]

@@ -26,12 +26,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.harness import STREAM, TEXT, Contender
 from mockllama.recordings.cassettes import Interaction, bundled_cassette_dir, load_scenarios
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire.routes import RESPONSES_PATH
-
-TEXT = ("text-cut-8", False)
-STREAM = ("poem-finishes", True)
 
 
 def peers_dir() -> Path:
@@ -158,29 +156,17 @@ def mock_llm_config() -> dict:
     return {"rules": [rule]}
 
 
-def peer_command(peer: Peer, port: int, workdir: Path) -> tuple[list[str], dict]:
-    """The command and environment that serve ``peer`` on ``port``, its fixture written in ``workdir``."""
+def peer_contender(peer: Peer, port: int, workdir: Path) -> Contender:
+    """``peer`` served on ``port``, its fixture written in ``workdir``."""
     if peer is AIMOCK:
         fixture = workdir / "aimock-fixtures.json"
         fixture.write_text(json.dumps(aimock_fixtures(), indent=1))
-        return (
-            [
-                "node",
-                str(peer.script),
-                "--port",
-                str(port),
-                "--host",
-                "127.0.0.1",
-                "--fixtures",
-                str(fixture),
-                "--log-level",
-                "silent",
-            ],
-            dict(os.environ),
-        )
+        command = ("node", str(peer.script), "--port", str(port), "--host", "127.0.0.1", "--fixtures", str(fixture))
+        return Contender(peer.name, (*command, "--log-level", "silent"), port, dict(os.environ), peer.workloads)
     config = workdir / "mock-llm.yaml"  # JSON is YAML
     config.write_text(json.dumps(mock_llm_config(), indent=1))
-    return (["node", str(peer.script), "--config", str(config)], {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)})
+    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)}
+    return Contender(peer.name, ("node", str(peer.script), "--config", str(config)), port, env, peer.workloads)
 
 
 # --- fidelity: what a client sees of each reply ----------------------------------------------------

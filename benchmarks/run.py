@@ -1,6 +1,6 @@
 """Benchmark: mockllama against the floor (a bare aiohttp application) and aiohttp's low-level
 server sending the same bytes, the mock servers a user would pick instead (aimock, mock-llm: see
-bench_peers) and, optionally, llama-server.
+benchmarks.peers) and, optionally, llama-server.
 
     python -m benchmarks [--duration 3] [--rounds 3] [--llama-server URL] [--with-scale]
     python -m benchmarks --scale        # how costs grow with the number of recordings
@@ -19,8 +19,8 @@ the table gives the median of the rounds (and of three start-ups). Each ratio of
 floor, to a peer, or of ``fixed`` and ``spec`` to ``buggy`` is given twice: of those medians, and
 paired, the median of the rounds' own ratios, each round's run held against the other
 contender's run of the same round, seconds apart (llama-server, measured in one long round after
-the others, has no paired ratio). The VM's speed drifts over a run (a fixed CPU job took from
-2.3 s to 3.7 s in one session), and a paired ratio leaves out what the drift does between rounds.
+the others, has no paired ratio). The VM's speed drifts over a run, and a paired ratio leaves out
+what the drift does between rounds.
 The table of ``fixed`` and ``spec`` against ``buggy`` also lists each round's own paired ratio:
 their spread is what the VM does, as the three run the same code but for the body's rewrite.
 
@@ -49,21 +49,23 @@ from pathlib import Path
 from benchmarks.harness import (
     FLOOR,
     LOW_LEVEL,
+    WORKLOADS,
+    Contender,
+    contenders,
     cpu_per_request,
-    floor_command,
     free_port,
+    mockllama_command,
     peak_rss_mb,
     request_body,
     run_wrk,
     start_contender,
 )
 from benchmarks.instructions import run_instructions
-from benchmarks.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_command
+from benchmarks.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_contender
 from benchmarks.scale import parse_sizes, run_scale
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.wire.routes import RESPONSES_PATH
 
-WORKLOADS = (("text-cut-8", False), ("poem-finishes", True))
 CONCURRENCY = (1, 64)
 
 
@@ -230,46 +232,16 @@ def measure(targets: dict[str, Target]) -> list[Result]:
 # --- the run and the table ----------------------------------------------------------------------
 
 
-def contenders(port_for) -> list[tuple[str, list[str], str]]:
-    python = sys.executable
-    floor, low_level, buggy, fixed, spec = port_for(), port_for(), port_for(), port_for(), port_for()
-    return [
-        (FLOOR, floor_command(floor), f"http://127.0.0.1:{floor}"),
-        (LOW_LEVEL, floor_command(low_level, low_level=True), f"http://127.0.0.1:{low_level}"),
-        (
-            "mockllama buggy",
-            [python, "-m", "mockllama", "serve", "--port", str(buggy), "--behaviour", "buggy"],
-            f"http://127.0.0.1:{buggy}",
-        ),
-        (
-            "mockllama fixed",
-            [python, "-m", "mockllama", "serve", "--port", str(fixed), "--behaviour", "fixed"],
-            f"http://127.0.0.1:{fixed}",
-        ),
-        # spec adds a per-request step (its response objects echo the request): this row is its cost
-        (
-            "mockllama spec",
-            [python, "-m", "mockllama", "serve", "--port", str(spec), "--behaviour", "spec"],
-            f"http://127.0.0.1:{spec}",
-        ),
-    ]
+JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journal off"
 
 
-def journal_contenders(port_for) -> list[tuple[str, list[str], str]]:
+def journal_contenders(port_for) -> list[Contender]:
     """The journal's cost: the same server with the journal on (the default) and off."""
-    python = sys.executable
     on, off = port_for(), port_for()
     return [
-        (JOURNAL_ON, [python, "-m", "mockllama", "serve", "--port", str(on)], f"http://127.0.0.1:{on}"),
-        (
-            JOURNAL_OFF,
-            [python, "-m", "mockllama", "serve", "--port", str(off), "--journal-size", "0"],
-            f"http://127.0.0.1:{off}",
-        ),
+        Contender(JOURNAL_ON, mockllama_command(on), on),
+        Contender(JOURNAL_OFF, mockllama_command(off, "--journal-size", "0"), off),
     ]
-
-
-JOURNAL_ON, JOURNAL_OFF = "mockllama buggy, journal on", "mockllama buggy, journal off"
 
 
 def journal_cpu_cost(targets: dict[str, tuple[str, int]], duration: int, rounds: int) -> str:
@@ -409,17 +381,15 @@ def table(results: list[Result], starts: dict, rss: dict) -> str:
 PEER_BASE = "mockllama buggy"  # mockllama as it starts by default, the row each peer is held against
 
 
-def peer_contenders(port_for, workdir: Path) -> tuple[list[tuple], list[str]]:
-    """(name, command, url, env, workloads) of every peer installed here, and how to install the others."""
+def peer_contenders(port_for, workdir: Path) -> tuple[list[Contender], list[str]]:
+    """Every peer installed here, and how to install the others."""
     found, missing = [], []
     for peer in PEERS:
         problem = peer.missing()
         if problem:
             missing.append(problem)
-            continue
-        port = port_for()
-        command, env = peer_command(peer, port, workdir)
-        found.append((peer.name, command, f"http://127.0.0.1:{port}", env, peer.workloads))
+        else:
+            found.append(peer_contender(peer, port_for(), workdir))
     return found, missing
 
 
@@ -540,17 +510,20 @@ def main(argv: list[str] | None = None) -> None:
         try:
             return install_peers()
         except (RuntimeError, subprocess.CalledProcessError) as err:
-            sys.exit(f"benchmarks: could not install the peers: {err}")
+            sys.exit(f"python -m benchmarks: could not install the peers: {err}")
     if args.instructions:
         print(f"# mockllama instructions per request, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
         print("\n" + run_instructions(args.requests), flush=True)
         return
     if shutil.which("wrk") is None:
-        sys.exit("benchmarks needs wrk: apt-get install wrk")
+        sys.exit("python -m benchmarks needs wrk: apt-get install wrk")
     try:
         sizes = parse_sizes(args.scale_sizes)
     except ValueError:
-        sys.exit(f"benchmarks: --scale-sizes wants whole numbers, such as '100 1000 10000', not {args.scale_sizes!r}")
+        sys.exit(
+            "python -m benchmarks: --scale-sizes wants whole numbers, such as '100 1000 10000', "
+            f"not {args.scale_sizes!r}"
+        )
     print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
     if not args.scale:
         compare(args)
@@ -560,35 +533,36 @@ def main(argv: list[str] | None = None) -> None:
 
 def compare(args) -> None:
     """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
-    starts, processes, targets, missing = {}, {}, {}, []
+    starts, processes, targets, found, missing = {}, {}, {}, [], []
     with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
-        entries = [
-            (*entry, None, WORKLOADS) for entry in (journal_contenders if args.journal_cost else contenders)(free_port)
-        ]
+        entries = (journal_contenders if args.journal_cost else contenders)(free_port)
         if not (args.journal_cost or args.no_peers):
             found, missing = peer_contenders(free_port, Path(workdir))
             entries += found
             for problem in missing:
                 print(f"not measured: {problem}", file=sys.stderr, flush=True)
+        by_name = {contender.name: contender for contender in entries}
         try:
-            for name, command, url, env, workloads in entries:
+            for contender in entries:
                 times = []
                 for _ in range(3):
-                    process, seconds = start_contender(command, url, env=env)
+                    process, seconds = start_contender(contender)
                     times.append(seconds)
                     if len(times) < 3:
                         process.terminate()
                         process.wait(timeout=20)
-                starts[name], processes[name] = statistics.median(times), process
-                targets[name] = Target(url, args.duration, args.rounds, workloads=workloads)
+                starts[contender.name], processes[contender.name] = statistics.median(times), process
+                targets[contender.name] = Target(
+                    contender.url, args.duration, args.rounds, workloads=contender.workloads
+                )
             if args.journal_cost:
                 pids = {name: (target.url, processes[name].pid) for name, target in targets.items()}
                 cpu_table = journal_cpu_cost(pids, args.duration, args.rounds)
             results = measure(targets)
             rss = {name: peak_rss_mb(process) for name, process in processes.items()}
-            peers = [name for name, *_ in entries if name in {peer.name for peer in PEERS}]
+            peers = [contender.name for contender in found]
             fidelity = [
-                fidelity_row(name, int(targets[name].url.rsplit(":", 1)[1]), targets[name].workloads)
+                fidelity_row(name, by_name[name].port, by_name[name].workloads)
                 for name in [PEER_BASE, *peers]
                 if name in targets
             ]

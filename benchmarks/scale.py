@@ -27,12 +27,11 @@ from pathlib import Path
 
 from vcr.serializers import yamlserializer
 
-from benchmarks.harness import peak_rss_mb, request_body, run_wrk, start_contender
+from benchmarks.harness import TEXT, Contender, mockllama_command, peak_rss_mb, request_body, run_wrk, start_contender
 from mockllama.recordings.cassettes import bundled_cassette_dir, cassette_files, load_cassette
 from mockllama.recordings.safe_yaml import load_yaml
 from mockllama.wire.routes import RESPONSES_PATH
 
-SIZES = (100, 1_000, 10_000)
 PLUGIN_EXTRA = 1_000
 MARKER = "SYNTH000000"  # replaced by each copy's number, digit for digit, in the serialized text
 
@@ -180,21 +179,20 @@ def _count(directory: Path) -> tuple[int, int]:
 def measure_dir(label: str, directory: Path, matched: bytes, port_for, duration: int, starts: int = 3) -> ScaleRow:
     """Every figure for one cassette directory; the server is started ``starts`` times (median)."""
     port = port_for()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "mockllama", "serve", "--port", str(port), "--cassettes", str(directory)]
+    server = Contender("mockllama", mockllama_command(port, "--cassettes", str(directory)), port)
     times, process, cold_rss = [], None, 0.0
     try:
         for attempt in range(starts + 1):
             # The first start reads every cassette, on every core as for a user (recordings.parallel),
             # and writes the index; the later ones read the index, on the server's own core.
-            process, seconds = start_contender(command, url, body=matched, timeout=600, pinned=attempt > 0)
+            process, seconds = start_contender(server, body=matched, timeout=600, pinned=attempt > 0)
             times.append(seconds)
             if attempt == 0:
                 cold_rss = peak_rss_mb(process)  # the server's own; its reading workers are gone by now
             if attempt < starts:
                 process.terminate()
                 process.wait(timeout=20)
-        p50 = statistics.median(run_wrk(url, matched, 1, duration)[1] for _ in range(3))  # runs vary by 10%
+        p50 = statistics.median(run_wrk(server.url, matched, 1, duration)[1] for _ in range(3))  # single runs vary
         first_miss_ms, miss_ms, miss_bytes = miss_latency(port, unmatched_request(matched))
         rss = peak_rss_mb(process)
     finally:
@@ -271,7 +269,7 @@ def run_scale(sizes: tuple[int, ...], duration: int, port_for) -> str:
         # A cassette index of this run's own, so that the first start of each directory reads
         # every cassette (the servers, the scenarios command and pytest inherit it).
         os.environ["MOCKLLAMA_INDEX_DIR"] = str(work / "index")
-        bundled_body = request_body("text-cut-8", False)
+        bundled_body = request_body(*TEXT)
         rows = [measure_dir("bundled", bundled_cassette_dir(), bundled_body, port_for, duration)]
         print("measured the bundled recordings", file=sys.stderr, flush=True)
         dirs = {}

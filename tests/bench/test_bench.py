@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from benchmarks.harness import CHECKOUT
 from benchmarks.peers import PEERS
 
 CONTENDERS = (
@@ -41,7 +42,7 @@ def bench_tools():
 
 def _bench(*args: str, timeout: int) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks", *args], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "benchmarks", *args], cwd=CHECKOUT, capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, result.stderr
     return result.stdout

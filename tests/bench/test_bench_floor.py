@@ -5,11 +5,10 @@ per request, not what it sends (docs/performance.md)."""
 from __future__ import annotations
 
 import http.client
-import sys
 
 import pytest
 
-from benchmarks.harness import free_port, request_body, start_contender
+from benchmarks.harness import Contender, floor_command, free_port, mockllama_command, request_body, start_contender
 from mockllama.wire.routes import RESPONSES_PATH
 
 
@@ -17,15 +16,9 @@ from mockllama.wire.routes import RESPONSES_PATH
 def servers():
     started = []
     try:
-        for command in (
-            ["-m", "benchmarks", "--floor-server"],
-            ["-m", "benchmarks", "--low-level-server"],
-            ["-m", "mockllama", "serve", "--port"],
-        ):
+        for command in (floor_command, lambda port: floor_command(port, low_level=True), mockllama_command):
             port = free_port()
-            process, _ = start_contender(
-                [sys.executable, *command, str(port)], f"http://127.0.0.1:{port}", pinned=False
-            )
+            process, _ = start_contender(Contender("contender", command(port), port), pinned=False)
             started.append((process, port))
         yield [port for _, port in started]
     finally:
