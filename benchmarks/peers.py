@@ -11,8 +11,10 @@
   ``chat.completion.chunk`` events, so it has no answer for a streamed ``/v1/responses`` request:
   the stream workload is not measured for it.
 
-Both install with npm into one directory (``--install-peers``; ``MOCKLLAMA_PEERS_DIR`` or
-``~/.cache/mockllama/peers``) and run on Node.js.
+Both install into one directory (``--install-peers``; ``MOCKLLAMA_PEERS_DIR`` or
+``~/.cache/mockllama/peers``) with ``npm ci --ignore-scripts``, from the lockfile in
+``benchmarks/npm/``: the same versions of every dependency each time, and no package's install
+scripts run (none in the tree has any). They run on Node.js.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ from mockllama.recordings.cassettes import Interaction, bundled_cassette_dir, lo
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire.routes import RESPONSES_PATH
 
+# package.json names the peers' versions; package-lock.json pins everything they bring with them.
+NPM_PROJECT = Path(__file__).resolve().parent / "npm"
+LOCKFILE_FILES = ("package.json", "package-lock.json")
+
 
 def peers_dir() -> Path:
     return Path(os.environ.get("MOCKLLAMA_PEERS_DIR") or Path.home() / ".cache" / "mockllama" / "peers")
@@ -39,7 +45,7 @@ def peers_dir() -> Path:
 @dataclass(frozen=True)
 class Peer:
     name: str
-    package: str  # npm package@version
+    package: str  # its npm package, at the version benchmarks/npm/package.json names
     entry: str  # the server's script inside node_modules
     workloads: tuple[tuple[str, bool], ...]  # what it can answer
 
@@ -54,25 +60,29 @@ class Peer:
         if not self.script.is_file():
             return (
                 f"{self.name} is not installed in {peers_dir()}: python -m benchmarks --install-peers "
-                f"(runs npm install --prefix {peers_dir()} {self.package})"
+                f"(runs npm ci --ignore-scripts there, from {NPM_PROJECT / 'package-lock.json'})"
             )
         return None
 
 
-AIMOCK = Peer("aimock", "@copilotkit/aimock@1.43.0", "@copilotkit/aimock/dist/cli.js", (TEXT, STREAM))
-MOCK_LLM = Peer("mock-llm", "@dwmkerr/mock-llm@0.1.29", "@dwmkerr/mock-llm/dist/main.js", (TEXT,))
+AIMOCK = Peer("aimock", "@copilotkit/aimock", "@copilotkit/aimock/dist/cli.js", (TEXT, STREAM))
+MOCK_LLM = Peer("mock-llm", "@dwmkerr/mock-llm", "@dwmkerr/mock-llm/dist/main.js", (TEXT,))
 PEERS = (AIMOCK, MOCK_LLM)
 
 
+def install_command() -> list[str]:
+    """npm ci into peers_dir(): exactly the lockfile's tree, with no install scripts run."""
+    return ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(peers_dir())]
+
+
 def install_peers() -> None:
-    """npm install every peer into peers_dir(); an error says what failed."""
+    """Every peer into peers_dir(), as benchmarks/npm/package-lock.json pins them; an error says what failed."""
     if shutil.which("npm") is None:
         raise RuntimeError("installing the peers needs npm: apt-get install nodejs npm")
     peers_dir().mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(peers_dir()), *(peer.package for peer in PEERS)],
-        check=True,
-    )
+    for name in LOCKFILE_FILES:  # npm ci reads both from the directory it installs into
+        shutil.copyfile(NPM_PROJECT / name, peers_dir() / name)
+    subprocess.run(install_command(), check=True)
 
 
 # --- what the peers are told to answer, built from our cassettes --------------------------------
