@@ -76,6 +76,11 @@ def test_the_readme_reads_in_five_minutes():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 300
 
 
+def test_the_performance_page_gives_the_latest_run_not_a_history():
+    """The method, how to run it, the latest tables and what bounds them; git keeps the earlier runs."""
+    assert len((DOCS / "performance.md").read_text(encoding="utf-8").splitlines()) <= 150
+
+
 def test_the_readme_links_reach_pages_and_anchors_that_exist(site):
     links = re.findall(r"\]\(([^)#\s]+)(?:#([^)\s]+))?\)", README.read_text(encoding="utf-8"))
     local = [(target, anchor) for target, anchor in links if "://" not in target]
