@@ -1,5 +1,5 @@
-"""Reading many cassettes on every core: a first start at 10,000 recordings spends about 1.5 ms of
-CPU on each (YAML, vcrpy's reading, the checks, the match keys), and they do not depend on one another.
+"""Reading many cassettes on every core, since each costs CPU (YAML, vcrpy's reading, the checks,
+the match keys) and none depends on another.
 
 The workers are forked: they start at once and need nothing imported again. Only where forking is
 safe, though: on Linux, from a process with no other thread (a thread holding a lock when the

@@ -1,9 +1,11 @@
-"""One HTTP exchange with a server mockllama does not trust (``check``'s server under test, the
-journal ``explain --journal`` reads): one deadline for the whole exchange, from connecting to the
-last byte, so a server that drips a byte at a time or never stops is cut off all the same; a cap
-on the reply's size; a ``user:password`` in the URL sent as Basic auth and its ``?query`` on
-every request, as curl does, and neither ever printed. Anything that is not a complete reply
-raises ``ExchangeFailed`` with a one-line reason.
+"""One HTTP exchange with a server mockllama does not trust: ``check``'s server under test, the
+journal ``explain --journal`` reads.
+
+One deadline for the whole exchange, from connecting to the last byte, so a server that drips a
+byte at a time or never stops is cut off all the same; a cap on the reply's size; a
+``user:password`` in the URL sent as Basic auth and its ``?query`` on every request, as curl
+does, and neither ever printed. Anything that is not a complete reply raises ``ExchangeFailed``
+with a one-line reason.
 """
 
 from __future__ import annotations
