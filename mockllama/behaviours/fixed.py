@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.reply import Reply, recorded_reply
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.wire import sse
@@ -121,3 +122,13 @@ def fixed(interaction: Interaction, scenario: Scenario) -> Reply:
         events = None
         body = sse.dump_json(fix_response_object(interaction.body_json, decision.cut)).encode("utf-8")
     return Reply(interaction.status, interaction.reason, interaction.headers, body, events, decision.rule)
+
+
+register(
+    Behaviour(
+        "fixed",
+        'what a correct server would send: `status: "incomplete"` with `incomplete_details.reason: '
+        '"max_output_tokens"` for the replies that really were cut, llama-server\'s event format otherwise kept',
+        fixed,
+    )
+)

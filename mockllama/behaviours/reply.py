@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.wire import sse
 
@@ -26,3 +27,6 @@ def recorded_reply(interaction: Interaction) -> Reply:
 
 def buggy(interaction: Interaction, scenario: Scenario) -> Reply:
     return recorded_reply(interaction)
+
+
+register(Behaviour("buggy", "exactly what llama-server b11434 sent, byte for byte", buggy))

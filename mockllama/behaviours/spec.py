@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 
-from mockllama.behaviours.echo import request_settings
+from mockllama.behaviours.echo import echo, request_settings
 from mockllama.behaviours.fixed import corrects, fixed
 from mockllama.behaviours.reasoning import frame_reasoning_text
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.reply import Reply
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.wire import sse
@@ -174,3 +175,14 @@ def spec(interaction: Interaction, scenario: Scenario) -> Reply:
         events = None
         body = sse.dump_json(response_object(json.loads(corrected.body), request)).encode("utf-8")
     return Reply(corrected.status, corrected.reason, corrected.headers, body, events, corrected.decided_by)
+
+
+register(
+    Behaviour(
+        "spec",
+        "the same correction in the full OpenAI Responses wire format (`sequence_number`, `output_index`, "
+        "complete response objects), which the official SDKs' stream helpers can consume",
+        spec,
+        per_request=echo,  # a response object reports the settings the request sent
+    )
+)

@@ -9,7 +9,8 @@ import json
 import textwrap
 
 from mockllama.behaviours.fixed import verdict
-from mockllama.behaviours.replay import BEHAVIOURS, reply_for
+from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.behaviours.replay import reply_for
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario
 from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from mockllama.behaviours.replay import BEHAVIOURS
+from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.recordings.cassettes import Scenario, bundled_cassette_dir, load_scenarios
 from mockllama.server.app import SCENARIO_HEADER, SETTINGS, create_replay_app
 from mockllama.server.background import BackgroundServer
