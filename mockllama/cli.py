@@ -8,84 +8,117 @@ import json
 import logging
 import socket
 import sys
+import textwrap
 from pathlib import Path
 
 import click
 from aiohttp import web
 
 from mockllama import __version__
-from mockllama.app import create_app
+from mockllama.app import ServeOptions, create_app
 from mockllama.behaviours.fixed import verdict
-from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR
+from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from mockllama.matching.keys import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
 from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
-from mockllama.server.app import DEFAULT_BODY_TIMEOUT, DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT
-from mockllama.server.cors import check_origin
-from mockllama.server.faults import FaultPlan
-from mockllama.server.faults import usage as fault_usage
-from mockllama.server.journal import DEFAULT_JOURNAL_SIZE
 from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
-from mockllama.server.pacing import parse_pace
-from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
-from mockllama.upstream.record_mode import parse_record_mode
-from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss, with_record_dir
+from mockllama.server.options import Option, OptionError, ReplayOptions, options_of
+from mockllama.upstream.options import record_on_miss
+from mockllama.upstream.record_on_miss import RecordOnMiss, with_record_dir
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
-CASSETTES_HELP = (
-    "Directory of vcrpy cassettes, searched recursively; one scenario per file, named after it. "
-    "Repeat to serve several. Default: the recordings bundled with mockllama (see --recordings)."
-)
-RECORDINGS_HELP = (
-    "Which recordings bundled with mockllama to use when no --cassettes is given. stock: llama-server "
-    "b11434 as released. patched: the same build with mockllama's fix "
-    "(patches/llama-server-responses-incomplete.patch), what a corrected llama-server really sent, "
-    "under the same scenario names; buggy replays them as recorded."
-)
+
+class Parsed(click.ParamType):
+    """An option's value, read by the option's own ``parse``: a bad one gets the same reason here
+    as in the pytest plugin."""
+
+    def __init__(self, declared: Option):
+        self.declared = declared
+        self.name = declared.metavar or declared.name
+
+    def get_metavar(self, *args, **kwargs) -> str | None:  # the choices, as the registry has them now
+        return self.declared.shown_metavar
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.declared.parse(value)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
 
 
-def recordings_option(command):
+def click_option(declared: Option):
+    """The click option of one declared option, named after its field."""
+    if declared.switch:
+        return click.option(declared.flag, declared.name, is_flag=True, help=declared.help)
+    typed = {"type": (str,) * declared.nargs, "metavar": declared.metavar} if declared.nargs > 1 else {}
+    default = declared.default_text
     return click.option(
-        "--recordings",
-        type=click.Choice(list(RECORDING_SETS)),
-        default="stock",
-        show_default=True,
-        help=RECORDINGS_HELP,
-    )(command)
+        declared.flag,
+        declared.name,
+        type=typed.pop("type", Parsed(declared)),
+        multiple=declared.repeatable,
+        default=default,
+        show_default=default is not None,
+        help=declared.help,
+        **typed,
+    )
 
 
-def _load(cassette_dirs: tuple[Path, ...], recordings: str = "stock") -> dict[str, Scenario]:
-    """Load cassettes or stop with a message that names the file and the reason (exit 2)."""
-    if cassette_dirs and recordings != "stock":
+def options_from(cls, *names: str):
+    """A decorator that gives a command the options of ``cls`` (all, or those ``names``)."""
+    chosen = [declared for declared in options_of(cls) if not names or declared.name in names]
+
+    def decorate(command):
+        for declared in reversed(chosen):
+            command = click_option(declared)(command)
+        return command
+
+    return decorate
+
+
+def _bad_option(err: OptionError) -> click.BadParameter:
+    """An OptionError as click says a bad value, naming the option by its flag."""
+    flags = {declared.name: declared for declared in options_of(ServeOptions)}
+
+    def spell(name: str) -> str:
+        return f"{flags[name].flag} {flags[name].metavar or ''}".rstrip()
+
+    return click.BadParameter(err.told(spell), param_hint=f"'{flags[err.field].flag}'")
+
+
+def _chosen(cassettes: tuple[Path, ...], recordings: str) -> list[Path]:
+    """--cassettes, or else the bundled recordings --recordings names."""
+    if cassettes and recordings != "stock":
         raise click.UsageError(f"--recordings {recordings} and --cassettes both choose the recordings: use one.")
+    return list(cassettes) or [RECORDING_SETS[recordings]()]
+
+
+def _load(directories: list[Path]) -> dict[str, Scenario]:
+    """Load cassettes or stop with a message that names the file and the reason (exit 2)."""
+    if not directories:
+        return {}
     try:
-        return load_scenarios(list(cassette_dirs) or [RECORDING_SETS[recordings]()], keys_of=match_keys)
+        return load_scenarios(directories, keys_of=match_keys)
     except CassetteError as err:
         click.echo(f"mockllama: {printable(err)}", err=True)
         sys.exit(2)
 
 
-def _load_some(directories: list[Path]) -> dict[str, Scenario]:
-    """Like _load, but no directory at all means no scenarios, not the bundled ones."""
-    return _load(tuple(directories)) if directories else {}
-
-
-def _record_on_miss(upstream, record_to, record_mode, timeout, max_reply_bytes=None):
-    """serve's recording options, checked together; None when nothing is to be recorded."""
-    if upstream is None:
-        if record_to is not None or record_mode in ("new", "new_episodes", "all") or max_reply_bytes is not None:
-            raise click.UsageError(
-                "--record-to, --record-mode new|all and --max-reply-bytes need --upstream URL, "
-                "the llama-server to record from. To replay a directory, use --cassettes DIR."
-            )
-        return None
-    try:
-        parsed = parse_upstream(upstream, timeout)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--upstream") from None
-    mode = parse_record_mode(record_mode or "new")
-    return RecordOnMiss(parsed, Path(record_to or DEFAULT_RECORD_DIR), mode, max_reply_bytes or DEFAULT_MAX_REPLY_BYTES)
+def _served(options: ServeOptions, recording: RecordOnMiss | None) -> list[Path]:
+    """The directories serve loads: --record-to is served too, once it holds a cassette."""
+    if recording is None:
+        chosen = _chosen(options.cassettes, options.recordings)
+        return chosen if options.record_to is None else with_record_dir(chosen, options.record_to)
+    if options.recordings != "stock":
+        raise click.UsageError(
+            f"--recordings {options.recordings} chooses bundled recordings, which --upstream does not "
+            "serve: it serves --record-to and --cassettes."
+        )
+    # only what the user names: a bundled recording must not answer for their upstream
+    return with_record_dir(list(options.cassettes), recording.record_to)
 
 
 def _is_loopback(host: str) -> bool:
@@ -109,244 +142,97 @@ def main() -> None:
     """
 
 
-@main.command()
-@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to bind. Loopback unless you say so.")
-@click.option(
-    "--port",
-    default=DEFAULT_PORT,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    help="Port to bind. 0: a free port, named in the URL on the first line printed.",
-)
-@click.option(
-    "--behaviour",
-    type=click.Choice(list(BEHAVIOURS)),
-    default=DEFAULT_BEHAVIOUR,
-    show_default=True,
-    help="Behaviour for requests without a /buggy, /fixed or /spec path prefix or an X-Mockllama-Behaviour header.",
-)
-@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
-@recordings_option
-@click.option(
-    "--fallback",
-    metavar="SCENARIO",
-    help="Answer requests that match no recording with this scenario instead of a 404.",
-)
-@click.option(
-    "--setup",
-    metavar="NAME",
-    help="The server set-up whose recordings answer requests by their prompt (`mockllama scenarios` shows each "
-    "scenario's); the others answer only when chosen by name. Default: the default set-up, e.g. "
-    "--setup smollm2-135m-forced-thinking serves the forced-thinking recordings.",
-)
-@click.option(
-    "--max-body-bytes",
-    default=DEFAULT_MAX_BODY_BYTES,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Larger request bodies get HTTP 413.",
-)
-@click.option(
-    "--body-timeout",
-    default=DEFAULT_BODY_TIMEOUT,
-    show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Seconds a request body may take to arrive in full once its head is in; past it, HTTP 408 "
-    "(as nginx's client_body_timeout).",
-)
-@click.option(
-    "--pace",
-    default="instant",
-    show_default=True,
-    metavar="instant|recorded|FACTOR",
-    help="instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
-    "predicted_per_token_ms per delta). A number scales that: 2 is twice as fast.",
-)
-@click.option(
-    "--journal-size",
-    default=DEFAULT_JOURNAL_SIZE,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Keep the last N requests in the journal (GET /_mockllama/journal; DELETE clears it). 0: no journal.",
-)
-@click.option(
-    "--fault",
-    "faults",
-    type=(str, str),
-    multiple=True,
-    metavar="SCENARIO FAULT",
-    help="Apply FAULT to every reply of SCENARIO ('*': every scenario); repeatable. X-Mockllama-Fault "
-    f"overrides it per request. Faults: {fault_usage()}.",
-)
-@click.option(
-    "--cors-origin",
-    "cors_origins",
-    multiple=True,
-    metavar="ORIGIN",
-    help="Allow cross-origin browser requests only from this origin (repeatable), e.g. http://localhost:5173. "
-    "Default: any origin, as llama-server.",
-)
-@click.option(
-    "--access-log", is_flag=True, help="Print one line per request (off by default: it costs ~20% of throughput)."
-)
-@click.option(
-    "--allowed-host",
-    "allowed_hosts",
-    multiple=True,
-    metavar="NAME",
-    help="Answer only requests whose Host header names NAME (port ignored; repeatable), e.g. "
-    "--allowed-host localhost --allowed-host 127.0.0.1; others get HTTP 403. Default: any "
-    "host, as llama-server. Guards against DNS rebinding by web pages.",
-)
-@click.option(
-    "--upstream",
-    metavar="URL",
-    help="A live llama-server (base URL, no /v1) to send what no recording answers to, and record. "
-    "Credentials in the URL are sent as Basic auth and never written.",
-)
-@click.option(
-    "--record-to",
-    type=click.Path(file_okay=False, path_type=Path),
-    metavar="DIR",
-    help=f"Where --upstream recordings go, one cassette per scenario; served too. Default: ./{DEFAULT_RECORD_DIR}",
-)
-@click.option(
-    "--record-mode",
-    type=click.Choice(["none", "new", "new_episodes", "all"]),
-    help="none: replay only. new (vcrpy's new_episodes): record what no recording matches. "
-    "all: record everything again. Default: new with --upstream.",
-)
-@click.option(
-    "--upstream-timeout",
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Seconds to wait for the upstream's next bytes; past it, a 504.",
-)
-@click.option(
-    "--max-reply-bytes",
-    type=click.IntRange(1),
-    metavar="N",
-    help=f"With --upstream: an upstream reply larger than N bytes is cut off there, answered with a "
-    f"502 and not recorded. Default: {DEFAULT_MAX_REPLY_BYTES} (64 MiB), as `record`.",
-)
-def serve(
-    host,
-    port,
-    behaviour,
-    cassette_dirs,
-    recordings,
-    fallback,
-    setup,
-    max_body_bytes,
-    body_timeout,
-    pace,
-    journal_size,
-    faults,
-    cors_origins,
-    access_log,
-    allowed_hosts,
-    upstream,
-    record_to,
-    record_mode,
-    upstream_timeout,
-    max_reply_bytes,
-) -> None:
-    """Serve the recordings over HTTP until Ctrl-C.
+HELP_WIDTH = 86
 
-    \b
-    Behaviour, per request, first that applies:
-      1. the path prefix:  /buggy/v1/...  /fixed/v1/...  /spec/v1/...
-      2. the header:       X-Mockllama-Behaviour: buggy|fixed|spec
-      3. --behaviour (default buggy, a faithful llama-server)
 
-    \b
-    buggy: the recordings byte for byte, "completed" even when cut off.
-    fixed: cut replies say "incomplete", llama-server's event format otherwise kept.
-    spec:  the fixed statuses in the full OpenAI Responses wire format, which the
-           openai SDK's responses.stream() helper can consume.
+def _folded(first: str, text: str) -> list[str]:
+    """``text`` after ``first``, folded to the help's width, later lines indented as far."""
+    return textwrap.wrap(
+        text, HELP_WIDTH, initial_indent=first, subsequent_indent=" " * len(first), break_on_hyphens=False
+    )
 
-    \b
-    Scenario, per request: the header X-Mockllama-Scenario: NAME, or "model": "NAME",
-    or else the recording whose request body matches (model, stream_options, user and
-    metadata are ignored). `mockllama scenarios` lists the names.
 
-    \b
-    Journal: GET /_mockllama/journal lists the last --journal-size requests (method, path,
-    behaviour, scenario, how it was selected, status, bytes sent, whether the stream finished,
-    the request body); ?scenario=NAME and ?since=ID filter it, DELETE clears it.
+def behaviours_help() -> str:
+    """serve's help on behaviours, from the registry."""
+    names = list(BEHAVIOURS)
+    width = max(len(name) for name in names) + 2
+    lines = [
+        "\b",
+        "Behaviour, per request, first that applies:",
+        *_folded("  1. the path prefix:  ", "  ".join(f"/{name}/v1/..." for name in names)),
+        *_folded("  2. the header:       ", f"X-Mockllama-Behaviour: {'|'.join(names)}"),
+        f"  3. --behaviour (default {DEFAULT_BEHAVIOUR}, a faithful llama-server)",
+        "",
+        "\b",
+    ]
+    for behaviour in BEHAVIOURS.values():
+        lines += _folded(f"{behaviour.name + ':':{width}}", behaviour.plain_description + ".")
+    return "\n".join(lines)
 
-    \b
-    Faults, per request with the header X-Mockllama-Fault: FAULT (echoed in the
-    reply), or per scenario with --fault SCENARIO FAULT:
-      disconnect=N        drop the connection after N stream events
-      disconnect-bytes=N  drop the connection after N body bytes
-      truncate-stream=N   end the stream cleanly after N events, no terminal event
-      truncate-json       a complete reply whose JSON is cut in half
-      stall=MS            wait MS ms before the first byte
-      stall-between=MS    wait MS ms before each later stream event
-      status=CODE         llama-server's own recorded error reply for CODE
 
-    \b
-    Record your own client's traffic: what no recording answers goes to --upstream,
-    is recorded into --record-to, and is served from then on (no restart):
-      mockllama serve --upstream http://127.0.0.1:8080 --record-to my-cassettes
-      mockllama serve --cassettes my-cassettes          # later, offline
-    --record-to (and only it, with any --cassettes you add) is served then.
+SERVE_HELP = f"""Serve the recordings over HTTP until Ctrl-C.
 
-    \b
-    Once listening, the first line printed is the base URL alone, with the port really
-    bound (http://127.0.0.1:PORT), for a test setup that starts mockllama with --port 0.
+{behaviours_help()}
 
-    \b
-    Example:
-      mockllama serve &
-      curl -s localhost:18090/fixed/v1/responses \\
-        -d '{"model":"x","input":"Count from 1 to 200, separated by spaces.","max_output_tokens":8,"temperature":0}'
-    """
+\b
+Scenario, per request: the header X-Mockllama-Scenario: NAME, or "model": "NAME",
+or else the recording whose request body matches (model, stream_options, user and
+metadata are ignored). `mockllama scenarios` lists the names.
+
+\b
+Journal: GET /_mockllama/journal lists the last --journal-size requests (method, path,
+behaviour, scenario, how it was selected, status, bytes sent, whether the stream finished,
+the request body); ?scenario=NAME and ?since=ID filter it, DELETE clears it.
+
+\b
+Faults, per request with the header X-Mockllama-Fault: FAULT (echoed in the
+reply), or per scenario with --fault SCENARIO FAULT:
+  disconnect=N        drop the connection after N stream events
+  disconnect-bytes=N  drop the connection after N body bytes
+  truncate-stream=N   end the stream cleanly after N events, no terminal event
+  truncate-json       a complete reply whose JSON is cut in half
+  stall=MS            wait MS ms before the first byte
+  stall-between=MS    wait MS ms before each later stream event
+  status=CODE         llama-server's own recorded error reply for CODE
+
+\b
+Record your own client's traffic: what no recording answers goes to --upstream,
+is recorded into --record-to, and is served from then on (no restart):
+  mockllama serve --upstream http://127.0.0.1:8080 --record-to my-cassettes
+  mockllama serve --cassettes my-cassettes          # later, offline
+--record-to (and only it, with any --cassettes you add) is served then.
+
+\b
+Once listening, the first line printed is the base URL alone, with the port really
+bound (http://127.0.0.1:PORT), for a test setup that starts mockllama with --port 0.
+
+\b
+Example:
+  mockllama serve &
+  curl -s localhost:18090/fixed/v1/responses \\
+    -d '{{"model":"x","input":"Count from 1 to 200, separated by spaces.","max_output_tokens":8,"temperature":0}}'
+"""
+
+
+@main.command(help=SERVE_HELP)
+@options_from(ServeOptions)
+def serve(**given) -> None:
+    """Serve the recordings over HTTP until Ctrl-C (SERVE_HELP says how); ``given``: the options,
+    one per ``ServeOptions`` field."""
     try:
-        factor = parse_pace(pace)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--pace") from None
-    for origin in cors_origins:
-        try:
-            check_origin(origin)
-        except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="--cors-origin") from None
+        options = ServeOptions(**{name: value for name, value in given.items() if value is not None})
+    except OptionError as err:
+        raise _bad_option(err) from None
     # What is loaded lives as long as the server: no collection walks it while it is made, nor after
     # (with 10,000 recordings, one full collection takes 0.6 s).
     with collection_paused(keep=True):
-        recording = _record_on_miss(upstream, record_to, record_mode, upstream_timeout, max_reply_bytes)
-        if recording is None:
-            scenarios = _load(cassette_dirs, recordings)
-        elif recordings != "stock":
-            raise click.UsageError(
-                f"--recordings {recordings} chooses bundled recordings, which --upstream does not "
-                "serve: it serves --record-to and --cassettes."
-            )
-        else:  # only what the user names: a bundled recording must not answer for their upstream
-            scenarios = _load_some(with_record_dir(list(cassette_dirs), recording.record_to))
+        recording = record_on_miss(options)
+        scenarios = _load(_served(options, recording))
         try:
-            FaultPlan.build(scenarios, dict(faults))
-        except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="--fault") from None
-        try:
-            app = create_app(
-                scenarios,
-                behaviour=behaviour,
-                fallback=fallback,
-                setup=setup,
-                max_body_bytes=max_body_bytes,
-                pace=factor,
-                journal_size=journal_size,
-                allowed_hosts=allowed_hosts,
-                faults=dict(faults),
-                cors_origins=cors_origins,
-                record_on_miss=recording,
-                body_timeout=body_timeout,
-            )
-        except ValueError as err:
-            raise click.BadParameter(str(err), param_hint="--setup" if "set-up" in str(err) else "--fallback") from None
+            app = create_app(scenarios, options, record_on_miss=recording)
+        except OptionError as err:
+            raise _bad_option(err) from None
+    host, port = options.host, options.port
     if not _is_loopback(host):
         click.echo(
             f"mockllama: warning: binding {host}, which is not loopback: anyone who can reach it can use it.", err=True
@@ -359,17 +245,18 @@ def serve(
         sys.exit(2)
     bound = where["sock"].getsockname()[1] if port == 0 else port
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{bound}"
+    width = max(len(name) for name in BEHAVIOURS) + 2
 
     def listening(_aiohttp_banner: str) -> None:
         """run_app calls this once the socket is bound: only then are the URLs true."""
         click.echo(base)  # first, alone: what a test setup reads to find the server
-        click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {behaviour}")
+        click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {options.behaviour}")
         for name in BEHAVIOURS:
-            click.echo(f"  {name + ':':7} {base}/{name}/v1")
-        click.echo(f"  default: {base}/v1  (X-Mockllama-Behaviour picks per request)")
+            click.echo(f"  {name + ':':{width}} {base}/{name}/v1")
+        click.echo(f"  {'default:':{width}} {base}/v1  (X-Mockllama-Behaviour picks per request)")
         click.echo(f"  teaching page: {base}/")
-        if journal_size:
-            click.echo(f"  journal: {base}/_mockllama/journal  (last {journal_size} requests)")
+        if options.journal_size:
+            click.echo(f"  journal: {base}/_mockllama/journal  (last {options.journal_size} requests)")
         if recording is not None:
             click.echo(
                 f"  record mode {recording.mode.value}: misses go to {recording.upstream.url}, "
@@ -380,7 +267,7 @@ def serve(
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("aiohttp.server").addFilter(UnparsableRequestLog())  # one line each, no traceback
     raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
-    access = {"access_log_format": '%a "%r" %s %b'} if access_log else {"access_log": None}
+    access = {"access_log_format": '%a "%r" %s %b'} if options.access_log else {"access_log": None}
     try:
         web.run_app(app, print=listening, **where, **access)
     except OSError as err:
@@ -428,16 +315,15 @@ def scenario_row(scenario: Scenario) -> dict:
 
 
 @main.command()
-@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
-@recordings_option
+@options_from(ReplayOptions, "cassettes", "recordings")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
-def scenarios(cassette_dirs, recordings, as_json) -> None:
+def scenarios(cassettes, recordings, as_json) -> None:
     """List the scenarios: turns, limit, recorded Responses status, the chat twin's finish_reason, the
     server set-up recorded from (serve --setup), endpoints.
 
     A scenario with more than one turn is a conversation: each request is answered with the turn
     its own input asks for (1 + the model replies it already carries)."""
-    rows = [scenario_row(s) for s in _load(cassette_dirs, recordings).values()]
+    rows = [scenario_row(s) for s in _load(_chosen(cassettes, recordings)).values()]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))
@@ -668,8 +554,7 @@ def check(url, probe, model, as_json, timeout) -> None:
 
 @main.command()
 @click.argument("scenario", required=False)
-@click.option("--cassettes", "cassette_dirs", multiple=True, type=click.Path(path_type=Path), help=CASSETTES_HELP)
-@recordings_option
+@options_from(ReplayOptions, "cassettes", "recordings")
 @click.option(
     "--journal",
     "journal_url",
@@ -686,7 +571,7 @@ def check(url, probe, model, as_json, timeout) -> None:
     type=click.FloatRange(min=0.1),
     help="Seconds --journal may take in all, from connecting to the last byte.",
 )
-def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> None:
+def explain(scenario, cassettes, recordings, journal_url, last, timeout) -> None:
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
 
@@ -714,7 +599,7 @@ def explain(scenario, cassette_dirs, recordings, journal_url, last, timeout) -> 
             click.echo(line)
         return
 
-    scenarios = _load(cassette_dirs, recordings)
+    scenarios = _load(_chosen(cassettes, recordings))
     if scenario is not None and scenario not in scenarios:
         click.echo(
             printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}"),

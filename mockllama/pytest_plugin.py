@@ -6,33 +6,33 @@
 
 - ``mockllama``: one server per session on a free loopback port, started on first use.
   ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
-- ``mockllama_base_url``: the base URL, once per behaviour (buggy, fixed, spec).
+- ``mockllama_base_url``: the base URL, once per behaviour (every one the registry has).
 - ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
   in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
   test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
 
-Extra cassette directories: ``--mockllama-cassettes DIR`` (repeatable) or the ini option
-``mockllama_cassettes`` (one directory per line), served beside the bundled recordings.
-``--mockllama-journal-size N`` (ini ``mockllama_journal_size``) bounds the journal (default 1000).
-``--mockllama-fault SCENARIO FAULT`` (ini ``mockllama_faults``, one ``SCENARIO FAULT`` a line)
-applies a fault to every reply of a scenario; the ``X-Mockllama-Fault`` header does it per request.
-
-Record your own client's traffic: ``--mockllama-upstream URL`` (ini ``mockllama_upstream``) sends
-what no recording answers to a live llama-server and records it into ``--mockllama-record-to DIR``
-(ini ``mockllama_record_to``; default ``mockllama-cassettes`` beside the ini file or rootdir).
-``--mockllama-record-mode none|new|all`` (ini ``mockllama_record_mode``) as in ``mockllama serve``;
-with an upstream the default is ``new``. The record directory is always served once it holds a
-cassette, so the same suite then runs offline with no option at all.
+The server takes `mockllama serve`'s options, each as ``--mockllama-<serve's flag>`` and as the ini
+key ``mockllama_<name>`` (the command line wins; a repeatable option takes both), checked as
+`serve` checks them: ``plugin_options`` lists them, docs/pytest.md says which are left out and
+why. Two differ in a test session: ``--mockllama-cassettes`` directories are served beside the
+bundled recordings, and the record directory (``--mockllama-record-to``, default
+``mockllama-cassettes`` beside the ini file) is always served once it holds a cassette, so a
+suite that recorded with ``--mockllama-upstream URL`` then runs offline with no option at all.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
-from mockllama.behaviours.replay import BEHAVIOURS
-from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, Entry, Journal
+from mockllama.app import ServeOptions, create_app
+from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
+from mockllama.server.journal import JOURNAL, Entry, Journal
+from mockllama.server.options import Option, OptionError, options_of
+from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR
 
 
 class JournalView:
@@ -97,162 +97,141 @@ class MockllamaServer:
     def url(self) -> str:
         return self._background.url
 
-    def base_url(self, behaviour: str = "buggy") -> str:
+    def base_url(self, behaviour: str = DEFAULT_BEHAVIOUR) -> str:
         if behaviour not in BEHAVIOURS:
-            raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
+            raise ValueError(unknown_behaviour(behaviour))
         return self._background.base_url(behaviour)
 
 
+def plugin_options() -> tuple[Option, ...]:
+    """The options of `serve` that make sense in a test session (docs/pytest.md lists the others, and why)."""
+    return tuple(declared for declared in options_of(ServeOptions) if not declared.not_in_plugin)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """One command-line option and one ini key for each of ``plugin_options``."""
     group = parser.getgroup("mockllama")
-    group.addoption(
-        "--mockllama-cassettes",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra cassette directory for the mockllama fixtures (repeatable)",
-    )
-    parser.addini(
-        "mockllama_cassettes",
-        type="paths",
-        default=[],
-        help="extra cassette directories for the mockllama fixtures, one per line",
-    )
-    group.addoption(
-        "--mockllama-journal-size",
-        type=int,
-        default=None,
-        metavar="N",
-        help=f"requests the mockllama journal keeps (default {DEFAULT_JOURNAL_SIZE}; 0: off)",
-    )
-    parser.addini(
-        "mockllama_journal_size",
-        default=str(DEFAULT_JOURNAL_SIZE),
-        help="requests the mockllama journal keeps (0: off)",
-    )
-    group.addoption(
-        "--mockllama-fault",
-        action="append",
-        nargs=2,
-        default=[],
-        metavar=("SCENARIO", "FAULT"),
-        help="apply FAULT to every reply of SCENARIO ('*': all), e.g. tool-cut-20 disconnect=3",
-    )
-    parser.addini(
-        "mockllama_faults",
-        type="linelist",
-        default=[],
-        help="'SCENARIO FAULT' per line: faults the mockllama server applies per scenario",
-    )
-    group.addoption(
-        "--mockllama-upstream",
-        metavar="URL",
-        help="a live llama-server to send what no recording answers to, and record it",
-    )
-    parser.addini("mockllama_upstream", default="", help="a live llama-server to record misses from")
-    group.addoption(
-        "--mockllama-record-mode",
-        metavar="none|new|all",
-        help="none: replay only; new: record what no recording matches; all: record everything "
-        "again (default: new with an upstream)",
-    )
-    parser.addini("mockllama_record_mode", default="", help="none, new or all (default: new with an upstream)")
-    group.addoption(
-        "--mockllama-record-to",
-        metavar="DIR",
-        help="where recordings go, served too (default: mockllama-cassettes in the rootdir)",
-    )
-    parser.addini("mockllama_record_to", default="", help="where recordings go (default: mockllama-cassettes)")
-    group.addoption(
-        "--mockllama-setup",
-        metavar="NAME",
-        help="the server set-up whose recordings answer by prompt (serve --setup; default: the default one)",
-    )
-    parser.addini("mockllama_setup", default="", help="the server set-up whose recordings answer by prompt")
-
-
-def _journal_size(config: pytest.Config) -> int:
-    size = config.getoption("mockllama_journal_size")
-    text = str(config.getini("mockllama_journal_size")) if size is None else str(size)
-    if not text.strip().isdigit():
-        pytest.fail(f"mockllama: the journal size must be a whole number >= 0, not {text!r}", pytrace=False)
-    return int(text)
-
-
-def _faults(config: pytest.Config) -> dict[str, str]:
-    pairs = [line.split(None, 1) for line in config.getini("mockllama_faults")]
-    if any(len(pair) != 2 for pair in pairs):
-        pytest.fail(
-            "mockllama: each mockllama_faults line is 'SCENARIO FAULT', e.g. 'tool-cut-20 disconnect=3'", pytrace=False
+    for declared in plugin_options():
+        helped = declared.plugin_help or declared.help
+        if declared.default_text is not None:
+            helped += f" (default: {declared.default_text})"
+        if declared.switch:
+            group.addoption(declared.plugin_flag, dest=declared.ini, action="store_true", default=None, help=helped)
+            parser.addini(declared.ini, type="bool", default=False, help=helped)
+            continue
+        group.addoption(
+            declared.plugin_flag,
+            dest=declared.ini,
+            action="append" if declared.repeatable else "store",
+            nargs=declared.nargs if declared.nargs > 1 else None,
+            default=[] if declared.repeatable else None,
+            metavar=tuple(declared.metavar.split()) if declared.nargs > 1 else declared.shown_metavar,
+            help=helped + (" (repeatable)" if declared.repeatable else ""),
         )
-    return dict(pairs + [tuple(pair) for pair in config.getoption("mockllama_fault")])
+        if declared.repeatable:
+            kind = "paths" if declared.directory else "linelist"
+            parser.addini(declared.ini, type=kind, default=[], help=helped + " (one a line)")
+        else:
+            parser.addini(declared.ini, default="", help=helped)
 
 
-def _cassette_dirs(config: pytest.Config) -> list[Path]:
-    from mockllama.recordings.cassettes import bundled_cassette_dir
-    from mockllama.upstream.record_on_miss import with_record_dir
-
-    extra = [Path(p) for p in config.getini("mockllama_cassettes")]
-    extra += [Path(p).resolve() for p in config.getoption("mockllama_cassettes")]
-    return with_record_dir([bundled_cassette_dir(), *extra], _record_to(config))
+def _where_ini(config: pytest.Config) -> Path:
+    """What an ini file's relative paths are relative to: its directory, else the rootdir."""
+    return Path(config.inipath).parent if config.inipath else Path(config.rootpath)
 
 
-def _setting(config: pytest.Config, name: str) -> str | None:
-    """The command line's value, else the ini file's."""
-    return config.getoption(f"mockllama_{name}") or config.getini(f"mockllama_{name}") or None
-
-
-def _record_to(config: pytest.Config) -> Path:
-    from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR
-
-    given = config.getoption("mockllama_record_to")
-    if given:
-        return Path(given).resolve()
-    base = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
-    return base / (config.getini("mockllama_record_to") or DEFAULT_RECORD_DIR)
-
-
-def _record_on_miss(config: pytest.Config):
-    """The recording options, or None to replay only; a bad value stops the session with its reason."""
-    from mockllama.upstream.client import parse_upstream
-    from mockllama.upstream.record_mode import RecordMode, parse_record_mode
-    from mockllama.upstream.record_on_miss import RecordOnMiss
-
-    upstream, mode = _setting(config, "upstream"), _setting(config, "record_mode")
+def _parsed(declared: Option, text: str, where: str):
     try:
-        mode = parse_record_mode(mode or ("new" if upstream else "none"))
-        if upstream is None:
-            if mode is not RecordMode.NONE:
-                raise ValueError(f"record mode {mode.value!r} needs --mockllama-upstream URL (or mockllama_upstream)")
-            return None
-        return RecordOnMiss(parse_upstream(upstream), _record_to(config), mode)
+        return declared.parse(text)
     except ValueError as err:
-        pytest.fail(f"mockllama: {err}", pytrace=False)
+        _fail(str(err), where)
+
+
+def _given(config: pytest.Config, declared: Option) -> tuple[object, str] | None:
+    """The value given for ``declared``, parsed, and where it was given: the command line beats the
+    ini file, and a repeatable option takes both. None when it is given in neither."""
+    flag, ini = declared.plugin_flag, f"the ini key {declared.ini}"
+    on_command_line, in_ini = config.getoption(declared.ini), config.getini(declared.ini)
+    if declared.switch:
+        return (True, flag) if on_command_line else ((True, ini) if in_ini else None)
+    if not declared.repeatable:
+        if on_command_line is not None:
+            value, where = _parsed(declared, on_command_line, flag), flag
+        elif in_ini:
+            value, where = _parsed(declared, in_ini, ini), ini
+        else:
+            return None
+        if declared.directory:  # relative to where it was written: the ini file's directory, or here
+            value = _where_ini(config) / value if where == ini else Path(value).resolve()
+        return value, where
+    values: list = []
+    for line in in_ini:  # pytest has made "paths" absolute, relative to the ini file
+        words = str(line).split(None, declared.nargs - 1)
+        if len(words) != declared.nargs:
+            _fail(f"each line is {declared.metavar}, not {str(line)!r}", ini)
+        values.append(tuple(words) if declared.nargs > 1 else _parsed(declared, str(line), ini))
+    for each in on_command_line:
+        if declared.nargs > 1:
+            values.append(tuple(each))
+        else:
+            value = _parsed(declared, each, flag)
+            values.append(Path(value).resolve() if declared.directory else value)
+    return (tuple(values), flag if on_command_line else ini) if values else None
+
+
+def serve_options(config: pytest.Config) -> tuple[ServeOptions, dict[str, str]]:
+    """The session's options, checked as `serve` checks them, and where each was given; a bad one
+    stops the session with its reason."""
+    values, where = {}, {}
+    for declared in plugin_options():
+        given = _given(config, declared)
+        if given is not None:
+            values[declared.name], where[declared.name] = given
+    try:
+        options = ServeOptions(**values)
+    except OptionError as err:
+        _fail_option(err, where)
+    if options.record_to is None:  # the record directory is beside the ini file, not wherever pytest runs
+        options = dataclasses.replace(options, record_to=_where_ini(config) / DEFAULT_RECORD_DIR)
+    return options, where
+
+
+def _fail(message: str, where: str) -> NoReturn:
+    """Stop the session with the reason alone: ``pytest.fail``, with no exception chained to it."""
+    raise pytest.fail.Exception(f"mockllama: {message} ({where})", pytrace=False) from None
+
+
+def _fail_option(err: OptionError, where: dict[str, str]) -> NoReturn:
+    offered = {declared.name: declared for declared in options_of(ServeOptions)}
+
+    def spell(name: str) -> str:
+        declared = offered[name]
+        return f"{declared.plugin_flag} {declared.metavar or ''}".rstrip() + f" or the ini key {declared.ini}"
+
+    declared = offered[err.field]
+    _fail(err.told(spell), where.get(err.field, f"{declared.plugin_flag} or the ini key {declared.ini}"))
 
 
 @pytest.fixture(scope="session")
 def mockllama(pytestconfig: pytest.Config):
     """A mockllama server on a free loopback port for the whole session."""
-    from mockllama.app import create_app
     from mockllama.matching.keys import match_keys
-    from mockllama.recordings.cassettes import CassetteError, load_scenarios
+    from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
     from mockllama.server.background import BackgroundServer
+    from mockllama.upstream.options import record_on_miss
+    from mockllama.upstream.record_on_miss import with_record_dir
 
-    recording = _record_on_miss(pytestconfig)
+    options, where = serve_options(pytestconfig)
+    recording = record_on_miss(options)
+    directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
     try:
-        scenarios = load_scenarios(_cassette_dirs(pytestconfig), keys_of=match_keys)
+        scenarios = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
     except CassetteError as err:
         pytest.fail(f"mockllama: {err}", pytrace=False)
     try:
-        app = create_app(
-            scenarios,
-            journal_size=_journal_size(pytestconfig),
-            faults=_faults(pytestconfig),
-            setup=pytestconfig.getoption("mockllama_setup") or pytestconfig.getini("mockllama_setup") or None,
-            record_on_miss=recording,
-        )
-    except ValueError as err:
-        pytest.fail(f"mockllama: {err}", pytrace=False)
+        app = create_app(scenarios, options, record_on_miss=recording)
+    except OptionError as err:
+        _fail_option(err, where)
     with BackgroundServer(app) as background:
         yield MockllamaServer(background, scenarios)
 

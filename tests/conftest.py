@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from mockllama.app import create_app
+from mockllama.app import ServeOptions, create_app
 from mockllama.server.background import BackgroundServer
 from support.observed import ObservedServer
 from support.recordings import SCENARIOS
@@ -22,11 +22,11 @@ def server():
 
 @pytest.fixture
 def start_server():
-    """Start extra servers with other settings; all are stopped after the test."""
+    """Start extra servers with other options (``ServeOptions``'s fields); all are stopped after the test."""
     started = []
 
     def start(**settings) -> BackgroundServer:
-        running = BackgroundServer(create_app(SCENARIOS, **settings)).start()
+        running = BackgroundServer(create_app(SCENARIOS, ServeOptions(**settings))).start()
         started.append(running)
         return running
 

@@ -10,20 +10,22 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
 
-from mockllama.behaviours.replay import BEHAVIOURS, DEFAULT_BEHAVIOUR, reply_to
+from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.behaviours.replay import reply_to
 from mockllama.behaviours.reply import Reply
-from mockllama.matching.matcher import Matcher, Selection
+from mockllama.matching.matcher import Matcher, Selection, served_setup
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, write_with_fault
-from mockllama.server.journal import DEFAULT_JOURNAL_SIZE, JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
+from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
+from mockllama.server.options import ReplayOptions, blame
 from mockllama.server.pacing import recorded_delays
 from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, write_reply
@@ -33,13 +35,6 @@ from mockllama.wire.nesting import refuse_deep_nesting
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
 log = logging.getLogger("mockllama")
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 18090
-DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-# Seconds a request body may take to arrive in full once its head is in, as nginx's
-# client_body_timeout (60 s).
-DEFAULT_BODY_TIMEOUT = 60.0
 
 POST_ROUTES = (RESPONSES_PATH, CHAT_PATH, MESSAGES_PATH)
 GET_ROUTES = ("/health", "/v1/models", "/props")
@@ -51,14 +46,18 @@ SCENARIO_HEADER = istr("X-Mockllama-Scenario")
 TURN_HEADER = istr("X-Mockllama-Turn")  # which turn of the scenario answered (1 unless a conversation)
 
 
-@dataclass(frozen=True)
-class Settings:
+@dataclass(frozen=True, kw_only=True)
+class Settings(ReplayOptions):
+    """What the server runs with: its options, and the recordings it serves with their matcher. The
+    options are plain attributes, as the request path reads some of them on every request."""
+
     scenarios: dict[str, Scenario]
     matcher: Matcher
-    behaviour: str
-    max_body_bytes: int
-    pace: float | None = None  # None: instant; else divide the recorded timings by this
-    body_timeout: float = DEFAULT_BODY_TIMEOUT
+
+    @classmethod
+    def of(cls, options: ReplayOptions, scenarios: dict[str, Scenario], matcher: Matcher) -> Settings:
+        given = {f.name: getattr(options, f.name) for f in fields(ReplayOptions)}
+        return cls(**given, scenarios=scenarios, matcher=matcher)
 
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -533,34 +532,34 @@ def add_route(app: web.Application, path: str, handler) -> None:
 
 def create_replay_app(
     scenarios: dict[str, Scenario],
-    behaviour: str = DEFAULT_BEHAVIOUR,
-    fallback: str | None = None,
-    setup: str | None = None,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    pace: float | None = None,
-    journal_size: int = DEFAULT_JOURNAL_SIZE,
-    allowed_hosts: tuple[str, ...] = (),
-    faults: dict[str, str] | None = None,
-    cors_origins: tuple[str, ...] = (),
-    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    options: ReplayOptions | None = None,
+    *,
     route: Callable[[web.Application], Handler] | None = None,
     pages: tuple[Callable[[web.Application], None], ...] = (),
 ) -> web.Application:
-    """The replay server. The tools beside it plug in without the server knowing them:
-    ``route`` makes the handler of the API routes from the app (``serve --upstream``'s
-    replay-or-record; by default :func:`replay_route`), and each of ``pages`` adds routes of its
-    own (the teaching page) before the catch-all. The server journals the API routes' replies and
-    turns their failures into error replies itself."""
-    if behaviour not in BEHAVIOURS:
-        raise ValueError(f"unknown behaviour {behaviour!r}; use one of: {', '.join(BEHAVIOURS)}")
-    app = web.Application(client_max_size=max_body_bytes)
-    matcher = Matcher(scenarios, fallback, setup)
-    app[SETTINGS] = Settings(scenarios, matcher, behaviour, max_body_bytes, pace, body_timeout=body_timeout)
-    journal = app[JOURNAL] = Journal(journal_size)
-    app[FAULT_PLAN] = FaultPlan.build(scenarios, faults)  # faults: {scenario or "*": "disconnect=3", ...}
-    if allowed_hosts:  # empty: any Host header, as llama-server
-        app.middlewares.append(host_guard(frozenset(host_name(host) for host in allowed_hosts)))
-    set_origin = cors.install(app, cors_origins)
+    """The replay server, serving ``scenarios`` with ``options`` (default: ``serve``'s defaults).
+    An option that does not fit the recordings (a ``fallback`` or ``setup`` none of them has, a
+    fault for a scenario not loaded) raises ``OptionError``, which names it.
+
+    The tools beside it plug in without the server knowing them: ``route`` makes the handler of
+    the API routes from the app (``serve --upstream``'s replay-or-record; by default
+    :func:`replay_route`), and each of ``pages`` adds routes of its own (the teaching page) before
+    the catch-all. The server journals the API routes' replies and turns their failures into error
+    replies itself."""
+    options = options if options is not None else ReplayOptions()
+    app = web.Application(client_max_size=options.max_body_bytes)
+    with blame("setup"):
+        served_setup(scenarios, options.setup)
+    with blame("fallback"):
+        matcher = Matcher(scenarios, options.fallback, options.setup)
+    app[SETTINGS] = Settings.of(options, scenarios, matcher)
+    journal = app[JOURNAL] = Journal(options.journal_size)
+    with blame("faults"):
+        app[FAULT_PLAN] = FaultPlan.build(scenarios, dict(options.faults))
+    if options.allowed_hosts:  # empty: any Host header, as llama-server
+        app.middlewares.append(host_guard(frozenset(host_name(host) for host in options.allowed_hosts)))
+    with blame("cors_origins"):
+        set_origin = cors.install(app, options.cors_origins)
 
     handler = answers_errors((route or replay_route)(app), journal)
     for prefix in ["", *(f"/{b}" for b in BEHAVIOURS)]:

@@ -7,7 +7,7 @@ import threading
 
 from aiohttp import web
 
-from mockllama.server.app import DEFAULT_HOST
+from mockllama.server.options import DEFAULT_HOST
 
 
 class BackgroundServer:

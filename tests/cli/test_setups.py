@@ -195,13 +195,13 @@ def _server_info_in(directory, setup: str | None):
 
 @pytest.mark.parametrize("setup", [None, FORCED])
 def test_the_get_routes_answer_from_the_served_set_up_first(tmp_path, setup):
-    from mockllama.app import create_app
+    from mockllama.app import ServeOptions, create_app
     from mockllama.server.background import BackgroundServer
     from support.httpkit import call
 
     _server_info_in(tmp_path / "a", None)
     _server_info_in(tmp_path / "b", FORCED)
-    with BackgroundServer(create_app(load_scenarios([tmp_path]), setup=setup)) as running:
+    with BackgroundServer(create_app(load_scenarios([tmp_path]), ServeOptions(setup=setup))) as running:
         status, headers, _ = call(running.url, "GET", "/props")
     assert (status, headers["X-Mockllama-Scenario"]) == (200, f"server-info-{setup or 'default'}")
 

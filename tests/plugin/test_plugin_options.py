@@ -6,7 +6,9 @@ import shutil
 
 import pytest
 
+from mockllama.app import ServeOptions
 from mockllama.recordings.cassettes import bundled_cassette_dir
+from mockllama.server.options import options_of
 
 pytest_plugins = ["pytester"]
 
@@ -99,7 +101,10 @@ def test_a_bad_journal_size_fails_with_a_message(pytester):
     pytester.makepyfile(test_inner="def test_x(mockllama):\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.re_match_lines([r".*mockllama: the journal size must be a whole number >= 0, not 'lots'.*"])
+    result.stdout.re_match_lines(
+        [r".*mockllama: 'lots' is not a whole number >= 0 \(the ini key mockllama_journal_size\)"]
+    )
+    result.stdout.no_fnmatch_line("*During handling*")
 
 
 FAULT_TESTS = """
@@ -135,3 +140,78 @@ def test_fault_ini_option_applies_per_scenario_and_a_bad_one_fails(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=2)
     result.stdout.re_match_lines([r".*mockllama: no recording of llama-server answering HTTP 418.*"])
+
+
+# --- the options of `serve`, offered from their one declaration ------------------------------------
+
+
+def test_every_option_offered_is_a_command_line_option_and_an_ini_key(pytester):
+    from mockllama.pytest_plugin import plugin_options
+
+    shown = pytester.runpytest_subprocess("--help", "-p", "no:cacheprovider").stdout.str()
+    offered = plugin_options()
+    assert {"upstream_timeout", "max_reply_bytes", "pace", "behaviour"} <= {declared.name for declared in offered}
+    for declared in offered:
+        assert declared.plugin_flag in shown and f"\n  {declared.ini} " in shown, declared.name
+    for declared in set(options_of(ServeOptions)) - set(offered):
+        assert declared.not_in_plugin and declared.plugin_flag not in shown, declared.name
+
+
+CHECKED = "def test_x(mockllama):\n    pass\n"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--pace", "fast"),
+        ("--journal-size", "-1"),
+        ("--upstream", "ftp://example.test"),
+        ("--record-mode", "sometimes"),
+    ],
+)
+def test_serve_and_the_plugin_refuse_a_bad_value_with_the_same_reason(pytester, flag, value):
+    from click.testing import CliRunner
+
+    from mockllama.cli import main
+
+    declared = next(declared for declared in options_of(ServeOptions) if declared.flag == flag)
+    with pytest.raises(ValueError) as told:
+        declared.parse(value)
+    reason = str(told.value)
+    served = CliRunner().invoke(main, ["serve", flag, value])
+    assert served.exit_code == 2 and reason in " ".join(served.output.split())
+    pytester.makepyfile(test_inner=CHECKED)
+    result = pytester.runpytest_subprocess(f"--mockllama-{flag[2:]}", value, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert f"mockllama: {reason} (--mockllama-{flag[2:]})" in result.stdout.str()
+
+
+def test_a_recording_option_without_an_upstream_names_the_plugins_upstream_option(pytester):
+    pytester.makepyfile(test_inner=CHECKED)
+    pytester.makeini("[pytest]\nmockllama_max_reply_bytes = 1000\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*mockllama: limits the replies of a live llama-server: it needs --mockllama-upstream URL or the ini "
+            "key mockllama_upstream (the ini key mockllama_max_reply_bytes)*"
+        ]
+    )
+
+
+DEFAULT_BEHAVIOUR_TEST = """
+import json, urllib.request
+
+def test_unprefixed_requests_get_the_default_behaviour(mockllama):
+    request = urllib.request.Request(mockllama.url + "/v1/responses", data=json.dumps(
+        {"model": "text-cut-8", "input": "x"}).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as reply:
+        assert reply.headers["X-Mockllama-Behaviour"] == EXPECTED
+"""
+
+
+@pytest.mark.parametrize(("option", "expected"), [([], "spec"), (["--mockllama-behaviour", "fixed"], "fixed")])
+def test_the_command_line_beats_the_ini_file(pytester, option, expected):
+    pytester.makeini("[pytest]\nmockllama_behaviour = spec\n")
+    pytester.makepyfile(test_inner=DEFAULT_BEHAVIOUR_TEST.replace("EXPECTED", repr(expected)))
+    pytester.runpytest_subprocess(*option, "-p", "no:cacheprovider").assert_outcomes(passed=1)

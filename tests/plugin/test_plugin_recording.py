@@ -83,3 +83,32 @@ def test_a_bad_record_mode_stops_the_session_with_the_reason(inner_suite):
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*mockllama: unknown record mode 'sometimes'; use one of: none, new*"])
     result.stdout.no_fnmatch_line("*Traceback*")
+
+
+CAPPED = """
+import json, urllib.error, urllib.request
+
+def test_a_reply_over_the_cap_is_a_502_and_not_recorded(mockllama):
+    count = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8,
+             "temperature": 0}
+    request = urllib.request.Request(mockllama.url + "/fixed/v1/responses", data=json.dumps(count).encode(),
+                                     headers={"Content-Type": "application/json", "X-Mockllama-Scenario": "my-capped"})
+    try:
+        urllib.request.urlopen(request)
+    except urllib.error.HTTPError as err:
+        assert err.code == 502 and "more than 100 bytes" in err.read().decode()
+    else:
+        raise AssertionError("a reply over --mockllama-max-reply-bytes was answered")
+"""
+
+
+def test_the_upstream_options_of_serve_are_the_plugins_too(pytester):
+    """--mockllama-max-reply-bytes and mockllama_upstream_timeout reach the recorder, as serve's do."""
+    pytester.makepyfile(test_capped=CAPPED)
+    pytester.makeini("[pytest]\nmockllama_upstream_timeout = 30\n")
+    with BackgroundServer(create_app(SCENARIOS)) as upstream:
+        result = pytester.runpytest_subprocess(
+            "--mockllama-upstream", upstream.url, "--mockllama-max-reply-bytes", "100", "-p", "no:cacheprovider"
+        )
+    result.assert_outcomes(passed=1)
+    assert not list((pytester.path / "mockllama-cassettes").glob("*.yaml"))

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from mockllama.app import create_app
+from mockllama.app import ServeOptions, create_app
 from mockllama.server.background import BackgroundServer
 from support.recordings import SCENARIOS
 from support.waiting import wait_until_listening
@@ -103,7 +103,7 @@ def exchange(port: int, data: bytes, timeout: float = 10) -> bytes:
 @pytest.fixture(scope="module")
 def restricted():
     """With --cors-origin too: no hook of mockllama's runs for these, so none adds a header."""
-    with BackgroundServer(create_app(SCENARIOS, cors_origins=("http://localhost:5173",))) as server:
+    with BackgroundServer(create_app(SCENARIOS, ServeOptions(cors_origins=("http://localhost:5173",)))) as server:
         yield server
 
 
@@ -182,7 +182,7 @@ def _short_body(port: int, path: str = "/v1/responses", until_closed: bool = Fal
 
 @pytest.mark.parametrize("path", ["/v1/responses", "/fixed/v1/chat/completions"])
 def test_a_body_that_stops_short_is_given_up_after_the_body_timeout(path):
-    with BackgroundServer(create_app(SCENARIOS, body_timeout=0.5)) as server:
+    with BackgroundServer(create_app(SCENARIOS, ServeOptions(body_timeout=0.5))) as server:
         answered, received, closed = _short_body(server.port, path, until_closed=path == "/v1/responses")
     head, _, body = received.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408"), received[:200]
@@ -200,7 +200,7 @@ def test_the_body_timeout_applies_on_a_miss_under_upstream_too(tmp_path):
 
     with BackgroundServer(create_app(SCENARIOS)) as up:
         options = RecordOnMiss(parse_upstream(up.url), tmp_path / "recorded")
-        with BackgroundServer(create_app({}, record_on_miss=options, body_timeout=0.5)) as mock:
+        with BackgroundServer(create_app({}, ServeOptions(body_timeout=0.5), record_on_miss=options)) as mock:
             answered, received, _ = _short_body(mock.port)
     assert received.startswith(b"HTTP/1.1 408") and answered < 5
     assert not (tmp_path / "recorded").exists()
@@ -210,7 +210,7 @@ def test_the_body_timeout_is_60_s_by_default_as_nginx_and_serve_has_an_option():
     from click.testing import CliRunner
 
     from mockllama.cli import main
-    from mockllama.server.app import DEFAULT_BODY_TIMEOUT
+    from mockllama.server.options import DEFAULT_BODY_TIMEOUT
 
     assert DEFAULT_BODY_TIMEOUT == 60.0
     help_text = CliRunner().invoke(main, ["serve", "--help"]).output

@@ -26,7 +26,7 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockllama.app import create_app
+from mockllama.app import ServeOptions, create_app
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
@@ -117,7 +117,9 @@ def proxy(servers, record_dir):
             parse_record_mode(mode),
             **{k: options.pop(k) for k in list(options) if k in ("max_reply_bytes",)},
         )
-        return servers(create_app({} if scenarios is None else dict(scenarios), record_on_miss=recording, **options))
+        return servers(
+            create_app({} if scenarios is None else dict(scenarios), ServeOptions(**options), record_on_miss=recording)
+        )
 
     return start
 

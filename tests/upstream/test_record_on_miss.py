@@ -20,7 +20,7 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from mockllama.app import create_app
+from mockllama.app import ServeOptions, create_app
 from mockllama.cli import main
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
 from mockllama.server.background import BackgroundServer
@@ -72,7 +72,7 @@ def upstream():
     running = []
 
     def start(pace=None, seen: Seen | None = None, prepare=None) -> BackgroundServer:
-        app = create_app(SCENARIOS, pace=pace)
+        app = create_app(SCENARIOS, ServeOptions(pace=pace))
         if seen is not None:
             app.middlewares.append(seen.middleware())
         if prepare is not None:
@@ -92,7 +92,7 @@ def proxy(tmp_path):
 
     def start(upstream_url: str, mode="new", scenarios=None, timeout=30.0, **settings) -> BackgroundServer:
         options = RecordOnMiss(parse_upstream(upstream_url, timeout), tmp_path / "recorded", parse_record_mode(mode))
-        app = create_app({} if scenarios is None else scenarios, record_on_miss=options, **settings)
+        app = create_app({} if scenarios is None else scenarios, ServeOptions(**settings), record_on_miss=options)
         running.append(BackgroundServer(app).start())
         return running[-1]
 
@@ -340,7 +340,7 @@ def test_mode_all_records_again_what_is_already_recorded(upstream, proxy, tmp_pa
 def test_fallback_cannot_be_combined_with_recording(upstream, tmp_path):
     options = RecordOnMiss(parse_upstream("http://127.0.0.1:9"), tmp_path, RecordMode.NEW)
     with pytest.raises(ValueError, match="--fallback"):
-        create_app(dict(SCENARIOS), fallback="text-cut-8", record_on_miss=options)
+        create_app(dict(SCENARIOS), ServeOptions(fallback="text-cut-8"), record_on_miss=options)
 
 
 # --- errors: nothing half-written ------------------------------------------------------------------
