@@ -1,0 +1,57 @@
+"""The docs' parts made from the code's declarations, each between two markers on its page:
+``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``. tests/docs/test_generated_docs.py holds each
+equal to a fresh one; to write them all again, from the checkout:
+
+    python tests/support/generated_docs.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from mockllama.app import ServeOptions
+from mockllama.behaviours.registry import markdown_list
+from mockllama.server.options import options_table, plugin_table
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
+DOCS = ROOT / "docs"
+
+
+@dataclass(frozen=True)
+class Generated:
+    page: Path
+    name: str  # of its markers
+    make: Callable[[], str]
+
+    @property
+    def markers(self) -> tuple[str, str]:
+        return f"<!-- {self.name}:begin -->", f"<!-- {self.name}:end -->"
+
+    def on_page(self) -> str:
+        begin, end = self.markers
+        text = self.page.read_text(encoding="utf-8")
+        return text[text.index(begin) + len(begin) : text.index(end)].strip("\n")
+
+    def write(self) -> None:
+        begin, end = self.markers
+        text = self.page.read_text(encoding="utf-8")
+        pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.DOTALL)
+        self.page.write_text(pattern.sub(lambda _: f"{begin}\n{self.make()}\n{end}", text), encoding="utf-8")
+
+
+GENERATED = [
+    Generated(DOCS / "serving.md", "options", lambda: options_table(ServeOptions)),
+    Generated(DOCS / "pytest.md", "plugin-options", lambda: plugin_table(ServeOptions)),
+    Generated(DOCS / "behaviours.md", "behaviours", markdown_list),
+    Generated(DOCS / "index.md", "behaviours", markdown_list),
+    Generated(ROOT / "README.md", "behaviours", markdown_list),
+]
+
+if __name__ == "__main__":
+    for part in GENERATED:
+        part.write()
+        print(f"wrote {part.name} into {part.page.relative_to(ROOT)}", file=sys.stderr)
