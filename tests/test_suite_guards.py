@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mockllama.behaviours.registry import BEHAVIOURS
 from support.docs_pages import README, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,14 +28,15 @@ def test_records_its_behaviour(mockllama_base_url, mockllama):
 def test_the_plugin_runs_a_base_url_test_once_per_behaviour(pytester, monkeypatch):
     seen = pytester.path / "seen.txt"
     monkeypatch.setenv("SEEN_FILE", str(seen))
+    assert list(BEHAVIOURS)[:3] == ["buggy", "fixed", "spec"]  # none of the three may vanish; others may join
     pytester.makepyfile(test_inner=PLUGIN_PARAMS_TEST)
     collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in collected.outlines if "::" in line] == [
-        f"test_inner.py::test_records_its_behaviour[{b}]" for b in ("buggy", "fixed", "spec")
+        f"test_inner.py::test_records_its_behaviour[{b}]" for b in BEHAVIOURS
     ]
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
-    assert seen.read_text().split() == ["buggy", "fixed", "spec"]
+    result.assert_outcomes(passed=len(BEHAVIOURS))
+    assert seen.read_text().split() == list(BEHAVIOURS)
 
 
 def test_an_empty_parameter_list_fails_at_collection(tmp_path):

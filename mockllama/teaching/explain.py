@@ -239,6 +239,7 @@ def stories(scenarios: dict[str, Scenario]) -> list[dict]:
 WIDTH = 80
 LABEL = 22
 COLUMN = 19
+COLUMNS = (WIDTH - LABEL) // COLUMN  # behaviours side by side in one table: 3
 
 
 def _cell(text: str, width: int = COLUMN - 1) -> str:
@@ -259,10 +260,28 @@ def _request_lines(request: dict) -> list[str]:
     return lines
 
 
-def render(told: dict) -> list[str]:
-    """One scenario as plain text for an 80-column terminal; differences styled for a tty."""
+def _body_table(rows: list[dict], behaviours: list[str]) -> list[str]:
+    """The fields a client judges a reply by, one column per behaviour; a value that differs from
+    buggy's is styled for a tty."""
     import click
 
+    lines = ["non-streaming body".ljust(LABEL) + "".join(b.ljust(COLUMN) for b in behaviours).rstrip()]
+    for row in rows:
+        cells = []
+        for position, behaviour in enumerate(behaviours):
+            plain = _cell(printable(row["values"][behaviour]))
+            text = plain
+            if row["values"][behaviour] != row["values"]["buggy"]:
+                text = click.style(plain, fg="green", bold=True)
+            padding = " " * (COLUMN - len(plain))
+            cells.append(text + (padding if position < len(behaviours) - 1 else ""))
+        label = _cell(printable(row["field"]), LABEL - 1).ljust(LABEL)
+        lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
+    return lines
+
+
+def render(told: dict) -> list[str]:
+    """One scenario as plain text for an 80-column terminal; differences styled for a tty."""
     title = f"== {printable(told['name'])} "
     lines = [title + "=" * (WIDTH - len(title))]
     if told["setup"] != DEFAULT_SETUP:
@@ -282,23 +301,15 @@ def render(told: dict) -> list[str]:
     lines.append(f"chat twin finish_reason: {printable(repr(twin))} ({meaning})")
     lines.append("")
     behaviours = list(told["bodies"])
-    lines.append("non-streaming body".ljust(LABEL) + "".join(b.ljust(COLUMN) for b in behaviours).rstrip())
-    for row in told["rows"]:
-        cells = []
-        for position, behaviour in enumerate(behaviours):
-            plain = _cell(printable(row["values"][behaviour]))
-            text = plain
-            if row["values"][behaviour] != row["values"]["buggy"]:
-                text = click.style(plain, fg="green", bold=True)
-            padding = " " * (COLUMN - len(plain))
-            cells.append(text + (padding if position < len(behaviours) - 1 else ""))
-        label = _cell(printable(row["field"]), LABEL - 1).ljust(LABEL)
-        lines.append((click.style(label, fg="yellow") if row["differs"] else label) + "".join(cells))
+    for start in range(0, len(behaviours), COLUMNS):  # as many tables as 80 columns need
+        lines += [""] if start else []
+        lines += _body_table(told["rows"], behaviours[start : start + COLUMNS])
     if told["last_events"]:
         lines += ["", f"stream, last {LAST_EVENTS} events"]
+        width = max(7, *(len(behaviour) + 2 for behaviour in told["last_events"]))
         for behaviour, events in told["last_events"].items():
             for number, event in enumerate(events):
-                lines.append(f"  {behaviour if number == 0 else '':7}{printable(event)}")
+                lines.append(f"  {behaviour if number == 0 else '':{width}}{printable(event)}")
     lines += ["", *_wrap("client:  ", printable(told["advice"]))]
     lines += _wrap("js:      ", printable(told["javascript_advice"]))
     if len(told["turns"]) > 1:

@@ -10,13 +10,15 @@ from urllib.parse import urlsplit
 
 import openai
 
+from mockllama.behaviours.registry import BEHAVIOURS
+
 COUNT = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 
 
 def test_base_url_runs_once_per_behaviour(mockllama_base_url, mockllama):
     behaviour = urlsplit(mockllama_base_url).path.split("/")[1]
     assert mockllama_base_url == f"{mockllama.url}/{behaviour}/v1"
-    assert behaviour in ("buggy", "fixed", "spec")
+    assert behaviour in BEHAVIOURS
 
 
 def test_sync_openai_client_sees_the_behaviours_truth(mockllama_base_url):

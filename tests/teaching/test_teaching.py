@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import mockllama
+from mockllama.behaviours.registry import BEHAVIOURS
 from support.browserkit import chromium, headless
 from support.httpkit import call
 from support.recordings import catalogued_names
@@ -60,7 +61,9 @@ def test_page_and_its_data_are_served(server):
     stories = json.loads(body)
     assert stories[0]["name"] == "text-cut-8"
     rows = {row["field"]: row for row in stories[0]["rows"]}
-    assert rows["status"]["values"] == {"buggy": '"completed"', "fixed": '"incomplete"', "spec": '"incomplete"'}
+    shown = {behaviour: rows["status"]["values"][behaviour] for behaviour in ("buggy", "fixed", "spec")}
+    assert shown == {"buggy": '"completed"', "fixed": '"incomplete"', "spec": '"incomplete"'}
+    assert list(rows["status"]["values"]) == list(BEHAVIOURS)  # a column for each
     assert rows["status"]["differs"] and not rows["usage.output_tokens"]["differs"]
 
 
