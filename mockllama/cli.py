@@ -53,12 +53,14 @@ def click_option(declared: Option):
     """The click option of one declared option, named after its field."""
     if declared.switch:
         return click.option(declared.flag, declared.name, is_flag=True, help=declared.help)
-    typed = {"type": (str,) * declared.nargs, "metavar": declared.metavar} if declared.nargs > 1 else {}
+    if declared.nargs > 1:  # kept as words; what they name is checked against the recordings (--fault)
+        typed = {"type": (str,) * declared.nargs, "metavar": declared.metavar}
+    else:
+        typed = {"type": Parsed(declared)}
     default = declared.default_text
     return click.option(
         declared.flag,
         declared.name,
-        type=typed.pop("type", Parsed(declared)),
         multiple=declared.repeatable,
         default=default,
         show_default=default is not None,
