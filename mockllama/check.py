@@ -39,6 +39,7 @@ from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.scrub import scrub_text
+from mockllama.wire.terminal import printable
 from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
 
 PROBES = ("text", "tool", "stream", "reasoning")
@@ -603,6 +604,10 @@ class Report:
 
     @property
     def summary(self) -> str:
+        """One line, safe to print: what the server sent is shown with its escapes written out."""
+        return printable(self._summary())
+
+    def _summary(self) -> str:
         if self.verdict == "dishonest":
             summary = (
                 f"{self.url}: a reply cut off at max_output_tokens is reported as finished by: "
@@ -621,7 +626,9 @@ class Report:
         return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}."
 
     def lines(self) -> list[str]:
-        return [*(line for probe in self.probes for line in probe.lines()), self.summary]
+        """The report as printed. A reason quotes what a hostile server sent (a bad status line),
+        so every line goes through ``printable``: no escape sequence reaches the terminal."""
+        return [*(printable(line) for probe in self.probes for line in probe.lines()), self.summary]
 
     def to_dict(self) -> dict:
         return {

@@ -441,7 +441,7 @@ def record(
     try:
         entries, setup = load_catalogue(catalogue_path), load_setup(catalogue_path)
     except CatalogueError as err:
-        click.echo(f"mockllama record: {err}", err=True)
+        click.echo(f"mockllama record: {printable(err)}", err=True)
         sys.exit(2)
     unknown = sorted(set(only) - {entry.name for entry in entries})
     if unknown:
@@ -467,18 +467,23 @@ def record(
     async def run():
         info = await probe(url, timeout, headers, max_reply_bytes, auth)
         require_setup(info, setup)
+        # Everything the server said (its build, model, each reply's status) is printed escaped.
         click.echo(
-            f"recording {len(entries)} scenarios from {url} "
-            f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}"
+            printable(
+                f"recording {len(entries)} scenarios from {url} "
+                f"(build {info.props.get('build_info')}, model {info.model}) into {out_dir}"
+            )
         )
         out_dir.mkdir(parents=True, exist_ok=True)
         outcomes = []
-        with click.progressbar(length=len(entries), label="recording", item_show_func=lambda s: s) as bar:
+        with click.progressbar(
+            length=len(entries), label="recording", item_show_func=lambda text: text and printable(text)
+        ) as bar:
             for entry in entries:
                 outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
                 bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
         for outcome in outcomes:
-            click.echo(f"  {outcome.scenario:32} {outcome.summary}")
+            click.echo(printable(f"  {outcome.scenario:32} {outcome.summary}"))
         path = write_provenance(
             out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command, server_patch, setup=setup
         )
@@ -489,7 +494,7 @@ def record(
     try:
         failed = asyncio.run(run())
     except RecordError as err:
-        click.echo(f"mockllama record: {err}", err=True)
+        click.echo(f"mockllama record: {printable(err)}", err=True)
         sys.exit(2)
     if failed:
         click.echo(f"mockllama record: not recorded: {', '.join(failed)} (see above)", err=True)
