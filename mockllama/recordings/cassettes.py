@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from mockllama.recordings.chat_twin import turn_of
-from mockllama.recordings.index import IndexWriter, read_index, stamp
+from mockllama.recordings.index import IndexWriter, read_index, stamp, unchanged
 from mockllama.recordings.parallel import map_in_order
 from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml
 from mockllama.recordings.shape import reply_problem
@@ -469,16 +469,9 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     prefix, setups, planned = len(str(directory)) + 1, {}, []
     for path in files:
         relative = str(path)[prefix:].replace(os.sep, "/")
-        entry = indexed.get(relative)
-        size_mtime = stamp(path)
+        now = stamp(path)
         planned.append(
-            (
-                path,
-                relative,
-                size_mtime,
-                setup_of(path.parent, directory, setups),
-                entry[2] if entry is not None and (entry[0], entry[1]) == size_mtime else None,
-            )
+            (path, relative, now, setup_of(path.parent, directory, setups), unchanged(indexed.get(relative), now))
         )
     if len(files) == len(indexed) and all(record is not None for *_, record in planned):
         return [_from_record(path, record, old_bodies, setup) for path, _, _, setup, record in planned]
@@ -490,10 +483,10 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     # Each scenario is made as its record comes, while the workers read on (not all at the end).
     writer, scenarios = IndexWriter(directory, variant), []
     try:
-        for path, relative, size_mtime, setup, record in planned:
+        for path, relative, now, setup, record in planned:
             if record is not None:  # indexed before: its bodies copied from the old index
                 record = [(*fields, old_bodies.read(*body_at)) for *fields, body_at in record]
-            stored = writer.add(relative, *size_mtime, record if record is not None else next(afresh))
+            stored = writer.add(relative, now, record if record is not None else next(afresh))
             scenarios.append(_from_record(path, stored, writer.bodies, setup))
     except BaseException:
         writer.abort()

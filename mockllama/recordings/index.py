@@ -4,8 +4,12 @@ Reading one cassette (YAML parsed safely, its aliases bounded, vcrpy's reading, 
 checked) takes about 5 ms, so 10,000 took over a minute; holding every reply body in memory
 took 470 MB. The index keeps what reading produced: each interaction's request, status, headers,
 turn and the keys the matcher looks it up by, and the reply bodies (in the same file, among them),
-read only when a reply is first needed. It is used for every file whose size and mtime are as
-they were when it was written; any other file is read and checked afresh, and the index rewritten.
+read only when a reply is first needed. It is used for every file whose size, mtime, ctime and
+inode are as they were when it was written (git's index checks the same); any other file is read
+and checked afresh, and the index rewritten. Size and mtime alone are not enough: ``tar``,
+``rsync -t`` and ``cp -p`` put an edited file back with its old mtime, and an edit of the same
+size would then be served from the old reply. Setting the mtime sets the ctime, and a file
+replaced by another (a rename) has another inode; neither can be set back by hand.
 
 It lives in the user's cache directory (``$XDG_CACHE_HOME/mockllama/index`` or
 ``~/.cache/mockllama/index``; ``MOCKLLAMA_INDEX_DIR`` names another, ``MOCKLLAMA_INDEX_DIR=off``
@@ -29,7 +33,7 @@ from pathlib import Path
 
 from mockllama import __version__
 
-FORMAT = 4
+FORMAT = 5
 MAGIC = b"mockllama-index\0"
 _HEADER = struct.Struct("<QQ")  # where the list of entry chunks is (after _START), and its length
 _START = len(MAGIC) + _HEADER.size  # where the bodies and entry chunks start
@@ -78,9 +82,15 @@ def index_path(directory: Path, variant: str = "plain") -> Path | None:
     return base / f"{key}.index"
 
 
-def stamp(path: Path) -> tuple[int, int]:
+def stamp(path: Path) -> tuple[int, int, int, int]:
+    """What says a file is as it was: its size, mtime, ctime and inode."""
     status = path.stat()
-    return status.st_size, status.st_mtime_ns
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino
+
+
+def unchanged(entry: tuple | None, now: tuple) -> list | None:
+    """The indexed record of a file whose ``stamp`` is ``now``, or None when it must be read afresh."""
+    return entry[1] if entry is not None and entry[0] == now else None
 
 
 class Bodies:
@@ -100,7 +110,7 @@ class Bodies:
 
 
 def read_index(directory: Path, variant: str = "plain") -> tuple[dict[str, tuple], Bodies | None]:
-    """({relative path: (size, mtime_ns, record)}, its bodies), or ({}, None) when there is none to use.
+    """({relative path: (stamp, record)}, its bodies), or ({}, None) when there is none to use.
     In a record each body is an (offset, length) pair into the Bodies."""
     path = index_path(directory, variant)
     if path is None:
@@ -149,7 +159,7 @@ class IndexWriter:
         # The bodies as written so far, readable at once (from the same file, renamed or not).
         self.bodies = Bodies(os.dup(self._handle.fileno()), _START)
 
-    def add(self, relative: str, size: int, mtime: int, record: list[tuple]) -> list[tuple]:
+    def add(self, relative: str, file_stamp: tuple, record: list[tuple]) -> list[tuple]:
         """``record`` with each body (its last field, bytes) written out and replaced by its place.
         Written through at once: ``bodies`` may read it straight away."""
         stored = []
@@ -157,7 +167,7 @@ class IndexWriter:
             stored.append((*fields, (self._offset, len(body))))
             self._offset += len(body)
         self._handle.writelines(body for *_, body in record)
-        self._entries[relative] = (size, mtime, stored)
+        self._entries[relative] = (file_stamp, stored)
         if len(self._entries) >= CHUNK:
             self._write_entries()
         self._handle.flush()

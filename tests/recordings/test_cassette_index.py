@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -126,6 +127,57 @@ def test_a_changed_cassette_is_read_again_and_a_broken_one_still_stops_the_load(
     path.unlink()
     with pytest.raises(CassetteError, match="empty"):
         load_scenarios([cassettes])
+
+
+def _same_size_edit(path) -> None:
+    """Edit ``path`` to another request of the same size, and put its old mtime back, as ``tar``,
+    ``rsync -t`` and ``cp -p`` do."""
+    before = path.stat()
+    text = path.read_text()
+    assert "Count from 1 to 200" in text
+    time.sleep(0.05)  # past the file system's coarse clock tick, as any real edit is
+    path.write_text(text.replace("Count from 1 to 200", "Count from 1 to 300"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_read_again(cassettes, index_dir, read):
+    load_scenarios([cassettes])
+    _same_size_edit(cassettes / "text-cut-8.yaml")
+    del read[:]
+    reloaded = load_scenarios([cassettes])
+    assert read == ["text-cut-8"]  # its ctime moved: utime cannot set that back
+    assert "Count from 1 to 300" in str(reloaded["text-cut-8"].interactions[0].request_json)
+
+
+def test_a_file_replaced_by_another_of_the_same_size_and_mtime_is_read_again(cassettes, index_dir, read):
+    """``rsync -t`` writes a new file, gives it the old mtime and renames it over the old one: the
+    file the index vouched for is gone, and its replacement has another inode."""
+    load_scenarios([cassettes])
+    path = cassettes / "text-cut-8.yaml"
+    before = path.stat()
+    copy = cassettes / ".text-cut-8.yaml.rsync"
+    copy.write_text(path.read_text().replace("Count from 1 to 200", "Count from 1 to 300"))
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(copy, path)
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert after.st_ino != before.st_ino
+    del read[:]
+    reloaded = load_scenarios([cassettes])
+    assert read == ["text-cut-8"]
+    assert "Count from 1 to 300" in str(reloaded["text-cut-8"].interactions[0].request_json)
+
+
+def test_the_stamp_is_size_mtime_ctime_and_inode_as_in_gits_index(cassettes):
+    status = (cassettes / "text-cut-8.yaml").stat()
+    assert cassette_index.stamp(cassettes / "text-cut-8.yaml") == (
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+        status.st_ino,
+    )
 
 
 def test_an_index_written_in_many_chunks_loads_as_the_cassettes(cassettes, index_dir, monkeypatch, read):
