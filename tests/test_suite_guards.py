@@ -67,13 +67,13 @@ def test_an_empty_parameter_list_fails_at_collection(tmp_path):
 
 
 # The real commands the two scripts and the fakes below use; nothing else of the machine is on PATH.
-REAL_TOOLS = ("bash", "sh", "dirname", "rm", "mkdir", "env", "grep", "sort", "sed", "cat")
+REAL_TOOLS = ("bash", "sh", "dirname", "rm", "mkdir", "mktemp", "env", "grep", "sort", "sed", "cat")
 # `python3 -m venv DIR` makes a venv whose activate script does nothing; every other call is logged,
 # and pytest writes down the tier switches it would see.
 FAKE_PYTHON = """#!/bin/sh
 echo "python $*" >> "$LOG"
 case "$2" in
-  venv) mkdir -p "$3/bin" && : > "$3/bin/activate" ;;
+  venv) for dir; do :; done; mkdir -p "$dir/bin" && : > "$dir/bin/activate" ;;
   pytest) env | grep "^MOCKLLAMA_" | sort > "$SEEN" ;;
 esac
 """
@@ -142,7 +142,7 @@ def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
     assert result.returncode == 0, result.stderr
     assert Path(env["SEEN"]).read_text().split() == [f"MOCKLLAMA_CI_VENV={tmp_path / 'venv'}"]
     assert log(env) == [
-        f"python -m venv {tmp_path / 'venv'}",
+        f"python -m venv --clear {tmp_path / 'venv'}",
         "python -m pip install --quiet --upgrade pip",
         "python -m pip install .[test,docs]",
         "python -m benchmarks --install-peers",
@@ -240,4 +240,55 @@ def test_ci_ends_with_the_test_command_the_readme_shows():
     """So the two cannot drift: README's set-up shows `scripts/test`, and .ci/run ends by running it."""
     shown = [block.source.strip() for block in blocks(README) if block.source.strip().endswith("scripts/test")]
     assert shown[0] == "scripts/test"
-    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == f"exec {shown[0]}"
+    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == shown[0]
+
+
+# Issue 47 item 13: .ci/run runs as root, so the virtualenv it replaces is never a path it did not make
+
+
+def _ci(tmp_path, **env_vars) -> tuple[subprocess.CompletedProcess, dict]:
+    env = machine(tmp_path, root=True, have=EVERYTHING)
+    env.update({"TMPDIR": str(tmp_path / "tmp"), **env_vars})
+    (tmp_path / "tmp").mkdir()
+    result = subprocess.run(
+        ["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60
+    )
+    return result, env
+
+
+def test_ci_makes_its_virtualenv_with_mktemp_and_removes_it_at_the_end(tmp_path):
+    result, env = _ci(tmp_path)
+    assert result.returncode == 0, result.stderr
+    made = log(env)[0].removeprefix("python -m venv ")
+    assert Path(made).parent == tmp_path / "tmp" and Path(made).name.startswith("mockllama-ci-venv.")
+    assert Path(made).name != "mockllama-ci-venv.XXXXXXXX" and log(env)[-1] == "python -m pytest"
+    assert list((tmp_path / "tmp").iterdir()) == []  # gone once the run is over
+
+
+def test_ci_refuses_a_directory_it_did_not_make_and_leaves_it_as_it_is(tmp_path):
+    precious = tmp_path / "precious"
+    (precious / "src").mkdir(parents=True)
+    (precious / "src" / "work.txt").write_text("keep me")
+    (precious / "pyvenv.cfg").write_text("home = /usr/bin\n")  # even a virtualenv, if .ci/run did not make it
+    result, env = _ci(tmp_path, MOCKLLAMA_CI_VENV=str(precious))
+    assert result.returncode == 2
+    assert f"MOCKLLAMA_CI_VENV={precious}" in result.stderr and "left as it is" in result.stderr
+    assert (precious / "src" / "work.txt").read_text() == "keep me" and log(env) == []
+
+
+def test_ci_refuses_a_path_that_is_not_a_directory(tmp_path):
+    planted = tmp_path / "file"
+    planted.write_text("keep me")
+    result, env = _ci(tmp_path, MOCKLLAMA_CI_VENV=str(planted))
+    assert result.returncode == 2 and planted.read_text() == "keep me" and log(env) == []
+
+
+def test_ci_reuses_a_new_or_empty_directory_and_one_it_made_before(tmp_path):
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    for run in ("first", "second"):  # empty, then the virtualenv the first run made (its marker in it)
+        (tmp_path / run).mkdir()
+        result, env = _ci(tmp_path / run, MOCKLLAMA_CI_VENV=str(venv))
+        assert result.returncode == 0, result.stderr
+        assert log(env)[0] == f"python -m venv --clear {venv}"
+        assert (venv / ".mockllama-ci-venv").exists()
