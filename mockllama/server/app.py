@@ -525,9 +525,10 @@ _preflight = answers_errors(cors.preflight)
 
 
 def add_route(app: web.Application, path: str, handler) -> None:
-    """Every path answers a CORS preflight (``OPTIONS``) as llama-server does; ``handler`` takes the rest."""
+    """Every path answers a CORS preflight (``OPTIONS``) as llama-server does; ``handler`` takes the
+    rest. mockllama's own routes (``/_mockllama/...``) refuse other origins' pages (``cors.own_route``)."""
     app.router.add_route("OPTIONS", path, _preflight)
-    app.router.add_route("*", path, handler)
+    app.router.add_route("*", path, cors.own_route(handler) if path.startswith(cors.OWN_PREFIX) else handler)
 
 
 def create_replay_app(

@@ -246,7 +246,9 @@ def _since(request: web.Request) -> int:
 
 
 async def journal_route(request: web.Request) -> web.Response:
-    """``GET /_mockllama/journal[?scenario=NAME][&since=ID]`` reads it; ``DELETE`` clears it."""
+    """``GET /_mockllama/journal[?scenario=NAME][&since=ID]`` reads it; ``DELETE`` clears it. No page
+    on another origin may do either unless ``--cors-origin`` names it: ``add_route`` puts
+    ``cors.own_route`` around every ``/_mockllama/`` path."""
     journal = request.app[JOURNAL]
     if request.method == "DELETE":
         journal.clear()

@@ -8,6 +8,10 @@
 - A request with a fault (``X-Mockllama-Fault``, or ``serve --fault`` for its scenario or ``*``)
   waits for the recording too, and the fault is applied to it by the same writer as on a hit. A
   bad fault header is refused before anything is forwarded, as a hit refuses it.
+- A miss that a browser marks ``Sec-Fetch-Site: cross-site`` is refused (403) before anything is
+  forwarded, unless ``--cors-origin`` names the page's origin: forwarding sends the URL's
+  credentials and records the reply, which a page's ``<img>`` (a no-cors GET, no ``Origin``) must
+  not make happen. A hit is replayed as llama-server would answer it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from mockllama.matching.matcher import Selection
+from mockllama.server import cors
 from mockllama.server.app import (
     SCENARIO_HEADER,
     SETTINGS,
@@ -62,6 +67,7 @@ def install(app: web.Application, options: RecordOnMiss):
         )
         if selection is not None:
             return await send_selection(request, settings, faults, behaviour, selection, raw)
+        cors.refuse_cross_site(request, "be forwarded to the upstream llama-server and recorded")
         faults.choose(request.headers.get(FAULT_HEADER), "")  # a bad header: the 400 a hit gets, before forwarding
         query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
         sent = Sent(method, path, query, raw, tuple(request.headers.items()), scenario_header)

@@ -36,7 +36,7 @@ def _expected_preflight(origin=ORIGIN):
     return {"access-control-allow-origin": [origin], **{name.lower(): [value] for name, value in PREFLIGHT_HEADERS}}
 
 
-@pytest.mark.parametrize("path", [*PATHS, "/", "/_mockllama/scenarios.json", "/no/such/path"])
+@pytest.mark.parametrize("path", [*PATHS, "/", "/no/such/path"])
 def test_preflight_on_every_path(server, path):
     status, headers, body = call(server.url, "OPTIONS", path, headers=PREFLIGHT)
     assert (status, body) == (200, b"")
@@ -88,10 +88,75 @@ def test_without_an_origin_the_header_is_empty_as_llama_server_sends_it(server):
     assert status == 200 and _cors(headers) == _expected_preflight("")
 
 
-def test_the_teaching_page_and_its_data_allow_the_origin(server):
-    for path in ("/", "/_mockllama/scenarios.json", "/_mockllama/static/app.js"):
-        status, headers, _ = call(server.url, "GET", path, headers={"Origin": ORIGIN})
-        assert status == 200 and _cors(headers) == {"access-control-allow-origin": [ORIGIN]}, path
+def test_the_teaching_page_allows_the_origin(server):
+    status, headers, _ = call(server.url, "GET", "/", headers={"Origin": ORIGIN})
+    assert status == 200 and _cors(headers) == {"access-control-allow-origin": [ORIGIN]}
+
+
+# Issue 47 item 9: mockllama's own routes (/_mockllama/*) are shared with no origin it does not name
+
+OWN_PATHS = ["/_mockllama/journal", "/_mockllama/scenarios.json", "/_mockllama/static/app.js"]
+
+
+def _journal_ids(url) -> list[int]:
+    status, _, body = call(url, "GET", "/_mockllama/journal")
+    assert status == 200
+    return [entry["id"] for entry in json.loads(body)["entries"]]
+
+
+@pytest.mark.parametrize("path", OWN_PATHS)
+def test_with_the_default_cors_no_other_origin_may_read_mockllamas_own_routes(server, path):
+    status, headers, body = call(server.url, "GET", path, headers={"Origin": ORIGIN})
+    assert status == 403 and _cors(headers) == {}, headers
+    assert json.loads(body)["error"]["type"] == "permission_error"
+    assert "--cors-origin" in json.loads(body)["error"]["message"]
+    status, headers, _ = call(server.url, "GET", path)  # no Origin: curl, explain --journal, the tests
+    assert status == 200 and _cors(headers) == {}, headers  # and nothing shared with a page
+
+
+def test_with_the_default_cors_no_other_origin_may_clear_the_journal(start_server):
+    running = start_server()
+    call(running.url, "GET", "/health")
+    preflight = {"Origin": ORIGIN, "Access-Control-Request-Method": "DELETE"}
+    status, headers, _ = call(running.url, "OPTIONS", "/_mockllama/journal", headers=preflight)
+    assert status == 403 and _cors(headers) == {}
+    status, headers, _ = call(running.url, "DELETE", "/_mockllama/journal", headers={"Origin": ORIGIN})
+    assert status == 403 and _cors(headers) == {}
+    assert len(_journal_ids(running.url)) == 1  # not cleared
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_cross_site_request_without_an_origin_may_not_use_the_journal(start_server, method):
+    """A page's <img src=".../_mockllama/journal"> sends no Origin; Fetch Metadata still names it."""
+    running = start_server()
+    call(running.url, "GET", "/health")
+    headers = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
+    status, reply_headers, body = call(running.url, method, "/_mockllama/journal", headers=headers)
+    assert status == 403 and _cors(reply_headers) == {}
+    assert "mockllama's own route" in json.loads(body)["error"]["message"]
+    assert len(_journal_ids(running.url)) == 1
+
+
+def test_the_servers_own_page_may_use_its_own_routes(server):
+    for headers in ({"Origin": server.url}, {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}):
+        status, reply_headers, _ = call(server.url, "GET", "/_mockllama/journal", headers=headers)
+        assert status == 200 and _cors(reply_headers) == {}, headers  # same-origin: nothing to share
+
+
+def test_cors_origin_shares_mockllamas_own_routes_with_the_origins_it_names(start_server):
+    allowed = "http://localhost:5173"
+    restricted = start_server(cors_origins=(allowed,))
+    preflight = {"Origin": allowed, "Access-Control-Request-Method": "DELETE"}
+    status, headers, _ = call(restricted.url, "OPTIONS", "/_mockllama/journal", headers=preflight)
+    assert status == 200 and _cors(headers) == _expected_preflight(allowed)
+    for path in OWN_PATHS:
+        page = {"Origin": allowed, "Sec-Fetch-Site": "cross-site"}
+        status, headers, _ = call(restricted.url, "GET", path, headers=page)
+        assert status == 200 and _cors(headers) == {"access-control-allow-origin": [allowed]}, path
+        status, headers, _ = call(restricted.url, "GET", path)
+        assert status == 200 and _cors(headers) == {}, path
+    status, headers, body = call(restricted.url, "DELETE", "/_mockllama/journal", headers={"Origin": allowed})
+    assert status == 200 and json.loads(body)["cleared"] is True
 
 
 def test_cors_origin_restricts_it(start_server):
