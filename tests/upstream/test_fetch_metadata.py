@@ -105,6 +105,7 @@ def test_cors_origin_naming_the_page_lets_its_cross_site_requests_through(proxy,
     mock = proxy(cors_origins=(PAGE,))
     status, _, _ = call(mock.url, "POST", "/buggy/v1/responses", TEXT_CUT_8, FETCH)
     assert status == 200 and "POST /v1/responses" in upstream.heard
+    assert wait_for(lambda: not mock.app[RECORDER].in_flight, 10)  # the chat twin is sent after the reply
     heard = len(upstream.heard)
     status, _, _ = call(mock.url, "GET", "/v1/models", headers=IMAGE)  # no Origin: not the named page's
     assert status == 403 and len(upstream.heard) == heard
