@@ -50,6 +50,14 @@ class Selection:
     turn: int = 1  # the conversation turn answered (1 for a single-turn scenario)
 
 
+def json_text(raw: bytes) -> str:
+    """A request body as llama-server's JSON parser (nlohmann::json) reads it: UTF-8, a UTF-8 byte
+    order mark skipped. Python's ``json.loads`` would detect UTF-16 and UTF-32 in bytes and read
+    them; llama-server answers them with a 400 parse error (tests/live/test_live_hardening.py), and
+    so does mockllama: the decoding error, or the NUL bytes of UTF-16 read as UTF-8, is no JSON."""
+    return raw.decode("utf-8").removeprefix("\ufeff")
+
+
 def _key_bytes(args: tuple) -> int:
     method, path, raw, scenario_name = args
     return len(method) + len(path) + len(raw) + len(scenario_name or "")
@@ -146,8 +154,8 @@ class Matcher:
         if method == "GET":
             return self._select_get(path, scenario_name)
         try:
-            body = json.loads(raw)
-        except ValueError as err:
+            body = json.loads(json_text(raw))
+        except ValueError as err:  # UnicodeDecodeError included
             recorded = self._by_bytes.get((method, path, raw))
             if recorded is not None:
                 return Selection(recorded, "recorded-bytes")

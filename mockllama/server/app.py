@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
-from aiohttp import web
+from aiohttp import HttpVersion10, HttpVersion11, web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.registry import BEHAVIOURS
@@ -113,7 +113,7 @@ def answers_errors(handler, journal: Journal | None = None):
     async def guarded(request: web.Request) -> web.StreamResponse:
         if traced:
             trace = request[TRACE] = Trace()
-        if request.method not in KNOWN_METHODS:
+        if request.method not in KNOWN_METHODS or not_http_1(request):
             response = _unknown_method(request)
         else:
             try:
@@ -170,7 +170,11 @@ def host_guard(allowed: frozenset[str]):
 
     @web.middleware
     async def refuse_other_hosts(request: web.Request, handler):
-        if request.method not in KNOWN_METHODS or host_name(request.headers.get("Host", "")) in allowed:
+        if (
+            request.method not in KNOWN_METHODS
+            or not_http_1(request)
+            or host_name(request.headers.get("Host", "")) in allowed
+        ):
             return await handler(request)
         message = (
             f"mockllama: the Host {request.headers.get('Host', '(none)')!r} is not allowed; "
@@ -465,6 +469,18 @@ async def unknown_route(request: web.Request) -> web.Response:
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 
 
+HTTP_1 = (HttpVersion11, HttpVersion10)
+
+
+def not_http_1(request: web.Request) -> bool:
+    """A request line whose version is not HTTP/1.0 or 1.1: ``HTTP/2.0``, ``HTTP/0.9`` or none at
+    all, which aiohttp's parser takes (it refuses other versions itself) and cpp-httplib answers
+    with the 400 it gives an unknown method (tests/live/test_live_hardening.py). aiohttp's C parser
+    hands out its HttpVersion11 constant, so the common case is one identity test."""
+    version = request.version
+    return version is not HttpVersion11 and version not in HTTP_1
+
+
 def _unknown_method(request: web.Request) -> web.Response:
     response = web.Response(status=400, headers=mockllama_headers(request.app[SETTINGS].behaviour, "none"))
     response.force_close()  # as llama-server does
@@ -482,8 +498,10 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
     response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
     preflight = request.method == "OPTIONS" and request.raw_path == "*"
     policy, origin = request.app[cors.CORS], request.headers.get(cors.ORIGIN)
-    if request.method not in KNOWN_METHODS or (preflight and policy.allows(origin)):
+    refused = request.method not in KNOWN_METHODS or not_http_1(request)
+    if refused or (preflight and policy.allows(origin)):
         # OPTIONS *: a preflight; CONNECT host:443: a 400
+        preflight = preflight and not refused
         response._set_status(200 if preflight else 400, None)
         response.body = b""
         response.headers["Content-Length"] = "0"

@@ -115,3 +115,62 @@ def test_head_on_health_answers_like_llama_server(llama, server):
     real, mock = _raw(llama.url, request), _raw(server.url, request)
     assert real.split()[1] == mock.split()[1] == b"200"
     assert real.partition(b"\r\n\r\n")[2] == mock.partition(b"\r\n\r\n")[2] == b""
+
+
+# Issue 47 item 12: what aiohttp's HTTP parser takes, answered as llama-server answers it
+# (docs/security.md, "Bad input"; tests/server/test_hardening_http.py holds mockllama to it offline).
+
+
+def _status_and_body(reply: bytes) -> tuple[str, bytes]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0].split()[1].decode(), body
+
+
+@pytest.mark.parametrize(
+    "line", [b"GET /health HTTP/2.0", b"GET /health HTTP/0.9", b"GET /health", b"GET /health HTTP/1.0"]
+)
+def test_a_request_line_that_is_not_http_1_is_refused_as_llama_server_refuses_it(llama, server, line):
+    """cpp-httplib takes only HTTP/1.0 and 1.1: anything else is a 400 with an empty body."""
+    request = line + b"\r\nHost: x\r\nConnection: close\r\n\r\n"
+    expected = ("200", b'{"status":"ok"}') if line.endswith(b"HTTP/1.0") else ("400", b"")
+    real = _status_and_body(_raw(llama.url, request))
+    assert real == expected
+    assert _status_and_body(_raw(server.url, request)) == real
+
+
+def _chunked(path: str, body: bytes, coding: bytes) -> bytes:
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n".encode()
+    return head + b"Transfer-Encoding: " + coding + b"\r\n\r\n" + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+
+
+@pytest.mark.parametrize("coding", [b"chunked", b"Chunked", b"gzip, chunked", b"identity, chunked"])
+def test_a_transfer_encoding_ending_in_chunked_is_read_as_llama_server_reads_it(llama, server, coding):
+    """The codings before ``chunked`` are ignored by both: the body is read as plain chunks."""
+    request = _chunked("/v1/responses", json.dumps(TEXT_CUT_8).encode(), coding)
+    real, mock = _raw(llama.url, request), _raw(server.url, request)
+    assert _status_and_body(real)[0] == _status_and_body(mock)[0] == "200"
+    assert json.loads(_status_and_body(mock)[1])["object"] == json.loads(_status_and_body(real)[1])["object"]
+
+
+BODY_ENCODINGS = {
+    "utf-8 with a byte order mark": lambda text: b"\xef\xbb\xbf" + text.encode("utf-8"),
+    "utf-16le with a byte order mark": lambda text: b"\xff\xfe" + text.encode("utf-16-le"),
+    "utf-16be with a byte order mark": lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
+    "utf-16le": lambda text: text.encode("utf-16-le"),
+    "utf-32le": lambda text: text.encode("utf-32-le"),
+    "utf-8 with an encoded surrogate": lambda text: text.replace("Count", "Count\ud800").encode(
+        "utf-8", "surrogatepass"
+    ),
+}
+
+
+@pytest.mark.parametrize("encoding", list(BODY_ENCODINGS))
+def test_a_body_that_is_not_plain_utf8_is_read_as_llama_server_reads_it(llama, server, encoding):
+    """nlohmann::json skips a UTF-8 byte order mark and reads nothing but well-formed UTF-8: UTF-16
+    and UTF-32, which Python's json.loads would detect and read, and a surrogate encoded in UTF-8,
+    which it would let through, are a 400 parse error."""
+    sent = BODY_ENCODINGS[encoding](json.dumps(TEXT_CUT_8))
+    real = _kind(*_post(llama.url, "/v1/responses", sent))[:3]
+    read = encoding == "utf-8 with a byte order mark"
+    assert real == ((200, "object", "response") if read else (400, "error", "invalid_request_error"))
+    assert _kind(*_post(server.url, "/v1/responses", sent))[:3] == real
