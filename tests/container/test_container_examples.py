@@ -1,0 +1,67 @@
+"""The container's example files agree with the Containerfile and docs/container.md: the compose
+file and the GitHub Actions job name the image, its port and its volumes as the page does, and
+the page shows each file as it is. They read files only, so they run with MOCKLLAMA_CONTAINER=0
+too."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from support import ROOT
+from support.docs_pages import DOCS, blocks
+
+PAGE = DOCS / "container.md"
+CONTAINERFILE = (ROOT / "Containerfile").read_text()
+COMPOSE = ROOT / "examples" / "compose.yaml"
+GITHUB_ACTIONS = ROOT / "examples" / "github-actions.yml"
+
+
+def exposed_port() -> int:
+    [port] = re.findall(r"^EXPOSE (\d+)$", CONTAINERFILE, re.MULTILINE)
+    return int(port)
+
+
+def mounts(service: dict) -> dict[str, str]:
+    """{target in the container: the whole volume line} of a compose service."""
+    return {volume.split(":")[1]: volume for volume in service["volumes"]}
+
+
+def test_the_page_shows_each_example_file_as_it_is():
+    included = {block.include: block.source for block in blocks(PAGE) if block.include}
+    assert set(included) == {"examples/compose.yaml", "examples/github-actions.yml"}
+    for path, shown in included.items():
+        assert shown == (ROOT / path).read_text(), path
+
+
+def test_the_containerfile_has_the_port_the_volume_and_the_mount_the_page_names():
+    page = PAGE.read_text()
+    assert f"| the port | {exposed_port()} " in page
+    assert re.search(r"^VOLUME /record$", CONTAINERFILE, re.MULTILINE)
+    assert "| recordings made with `--upstream` | the volume `/record` " in page
+    assert "[ -d /recordings ]" in CONTAINERFILE and "--cassettes /recordings" in CONTAINERFILE
+    assert "| your recordings | a directory mounted at `/recordings`, read-only" in page
+
+
+def test_the_compose_file_serves_the_image_on_its_port_and_records_into_its_volume():
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    replay, recorder = services["mockllama"], services["recorder"]
+    assert replay["image"] == recorder["image"] == "mockllama"
+    for service in (replay, recorder):
+        [published] = service["ports"]
+        assert published.startswith("127.0.0.1:") and published.endswith(f":{exposed_port()}")
+    assert mounts(replay) == {"/recordings": "./recordings:/recordings:ro"}
+    assert mounts(recorder) == {"/record": "./record:/record"}
+    command = recorder["command"]
+    assert command[:5] == ["serve", "--host", "0.0.0.0", "--port", str(exposed_port())]
+    assert command[command.index("--record-to") + 1] == "/record" and "--upstream" in command
+    assert recorder["profiles"] == ["record"]  # only when asked for: one recorder, never by default
+
+
+def test_the_github_actions_job_runs_the_image_as_a_service_on_its_port():
+    [job] = yaml.safe_load(GITHUB_ACTIONS.read_text())["jobs"].values()
+    service = job["services"]["mockllama"]
+    assert service["image"].rpartition(":")[0].endswith("/mockllama")
+    assert service["ports"] == [f"{exposed_port()}:{exposed_port()}"]
+    assert job["env"]["OPENAI_BASE_URL"] == f"http://127.0.0.1:{exposed_port()}/fixed/v1"
