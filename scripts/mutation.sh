@@ -39,7 +39,7 @@ spec_for() {
   esac
 }
 
-export MOCKLLAMA_LIVE=0 MOCKLLAMA_BENCH=0 MOCKLLAMA_BROWSER=0
+export MOCKLLAMA_LIVE=0 MOCKLLAMA_BENCH=0 MOCKLLAMA_BROWSER=0 MOCKLLAMA_CONTAINER=0
 base_pythonpath="${PYTHONPATH:-}"
 report="${MUTATION_REPORT:-$root/mutants-report}"
 mkdir -p "$report"

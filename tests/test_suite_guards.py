@@ -122,20 +122,15 @@ def log(env: dict) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm")
+CONTAINER_TOOLS = ("podman", "mmdebstrap", "runc", "slirp4netns")
+EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS)
+TIERS_OFF = {"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0", "MOCKLLAMA_CONTAINER": "0"}
 
 
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
-    """.ci/run unsets MOCKLLAMA_LIVE, MOCKLLAMA_BROWSER and MOCKLLAMA_BENCH, then runs scripts/test."""
+    """.ci/run unsets every tier switch (MOCKLLAMA_LIVE, _BROWSER, _BENCH, _CONTAINER), then runs scripts/test."""
     env = machine(tmp_path, root=True, have=EVERYTHING)
-    env.update(
-        {
-            "MOCKLLAMA_CI_VENV": str(tmp_path / "venv"),
-            "MOCKLLAMA_LIVE": "0",
-            "MOCKLLAMA_BROWSER": "0",
-            "MOCKLLAMA_BENCH": "0",
-        }
-    )
+    env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), **TIERS_OFF})
     result = subprocess.run(
         ["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -169,7 +164,7 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
 
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
     """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
-    env = machine(tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
+    env = machine(tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS))
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -183,9 +178,23 @@ def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_run
 
 
 def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
-    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "valgrind", "patch", "c++"), broken=("node",))
+    env = machine(
+        tmp_path,
+        root=True,
+        have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", *CONTAINER_TOOLS),
+        broken=("node",),
+    )
     subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, timeout=60)
     assert "apt-get install -y -qq nodejs npm" in log(env)
+
+
+def test_as_root_it_installs_the_container_tiers_tools_when_they_are_missing(tmp_path):
+    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm"))
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert "apt-get install -y -qq podman mmdebstrap runc slirp4netns" in log(env)
 
 
 def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
@@ -194,15 +203,15 @@ def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1
-    assert "apt-get update && apt-get install -y chromium wrk\n" in result.stderr
-    for switch in ("MOCKLLAMA_BROWSER=0", "MOCKLLAMA_BENCH=0", "MOCKLLAMA_LIVE=0"):
-        assert switch in result.stderr
+    assert "apt-get update && apt-get install -y chromium wrk podman mmdebstrap runc slirp4netns\n" in result.stderr
+    for switch in TIERS_OFF:
+        assert f"{switch}=0" in result.stderr
     assert log(env) == []  # nothing installed, nothing run
 
 
 def test_with_the_tiers_switched_off_it_needs_none_of_their_packages(tmp_path):
     env = machine(tmp_path, root=False, have=("curl",))
-    env.update({"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0"})
+    env.update(TIERS_OFF)
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -215,7 +224,7 @@ def test_it_installs_the_typescript_clients_when_their_lockfile_is_there(tmp_pat
     (repo / "tests" / "js").mkdir(parents=True)
     (repo / "tests" / "js" / "package-lock.json").write_text("{}")
     env = machine(tmp_path, root=False, have=("curl", "node", "npm"))
-    env.update({"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0"})
+    env.update(TIERS_OFF)
     result = subprocess.run([str(repo / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert log(env) == ["python -m pip install .[test,docs]", "npm ci --prefix tests/js", "python -m pytest"]
@@ -228,6 +237,7 @@ def test_the_test_command_says_what_it_does():
         "MOCKLLAMA_LIVE=0",
         "MOCKLLAMA_BROWSER=0",
         "MOCKLLAMA_BENCH=0",
+        "MOCKLLAMA_CONTAINER=0",
         "--install-peers",
         "npm ci --prefix tests/js",
         'pip install ".[test,docs]"',
