@@ -168,7 +168,7 @@ def test_serve_raises_the_open_file_soft_limit_to_the_hard_limit():
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     hard = 1 << 20 if hard == resource.RLIM_INFINITY else hard
     if hard <= 256:
-        pytest.skip(f"the hard limit here is {hard}: nothing to raise")  # noqa: the test needs headroom
+        pytest.skip(f"the hard limit here is {hard}: nothing to raise")  # the test needs headroom
     port = _free_port()
     process = _serve((256, hard), port)
     try:
