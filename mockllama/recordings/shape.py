@@ -122,6 +122,11 @@ def reply_problem(interaction) -> str | None:
     """Why this recorded interaction cannot be served, or None. ``interaction`` is a cassettes.Interaction."""
     if not 100 <= interaction.status <= 599:
         return f"status {interaction.status} is not an HTTP status"
+    if interaction.status < 200:  # RFC 9110 section 15.2: an interim reply, never the final one
+        return (
+            f"status {interaction.status} is informational (1xx), not a final reply: a client it "
+            "were replayed to would wait forever for the reply after it"
+        )
     if _HEADER_VALUE_BAD.search(interaction.reason) or "\t" in interaction.reason:
         return f"its status message {interaction.reason!r} holds a line break or control character"
     # A body parsed from the bytes sent is JSON data; one vcrpy stored as a YAML mapping may hold

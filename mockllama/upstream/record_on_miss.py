@@ -406,6 +406,8 @@ class Recorder:
         async with self.session.request(
             method, target, data=raw or None, headers=headers, allow_redirects=False
         ) as response:
+            if response.status < 200:
+                raise self._interim(response)
             stream = response.content_type == "text/event-stream"
             if flight:
                 flight.head.set_result(
@@ -426,6 +428,18 @@ class Recorder:
                 "body": {"string": body},
             }
         return request, reply
+
+    def _interim(self, response: aiohttp.ClientResponse) -> RequestError:
+        """A 1xx where the final reply was due: mockllama never asks to switch protocols (RFC 9110
+        section 15.2), so it is no reply of llama-server's, and a replay of it would never end."""
+        response.close()
+        return RequestError(
+            502,
+            f"mockllama: the upstream llama-server at {self.options.upstream.url} answered "
+            f"{response.method} {response.url.path} with {response.status} {printable(response.reason or '')}, "
+            "an interim reply where the final one was due (no client asked it to switch protocols); "
+            "mockllama closed the connection and nothing was recorded.",
+        )
 
     def _too_large(self, response: aiohttp.ClientResponse) -> RequestError:
         """Stop reading a reply over the cap: it is never recorded, nor held any longer."""

@@ -143,6 +143,19 @@ def test_a_served_problem_names_the_interaction_and_its_route(tmp_path):
     assert reason == "interaction 3 (POST /v1/responses (stream=true)): status 700 is not an HTTP status"
 
 
+@pytest.mark.parametrize("code", [100, 101, 103, 199])
+def test_an_informational_status_is_refused_at_load(tmp_path, code):
+    """A 1xx is never a final reply (RFC 9110 section 15.2): replayed, a client would wait forever
+    for the reply that should follow it (issue 47 item 8)."""
+    data = _recording("text-cut-8")
+    data["interactions"][1]["response"]["status"]["code"] = code
+    reason = _refusal(_write(tmp_path, "interim", data))
+    assert reason.startswith(
+        f"interaction 2 (POST /v1/chat/completions (stream=false)): status {code} is informational"
+    )
+    assert "final reply" in reason
+
+
 def test_a_request_body_nested_too_deeply_is_refused(tmp_path):
     data = _recording("text-cut-8")
     nested: object = "x"

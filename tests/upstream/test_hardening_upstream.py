@@ -755,6 +755,29 @@ def test_every_blank_line_of_the_sse_spec_ends_a_block(framing):
     assert block_end(bytearray(b"data: 1\r\n")) == -1
 
 
+# --- Issue 47 item 8: an upstream's 1xx as the final reply is a 502, never recorded ---------------
+
+
+@pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
+@pytest.mark.parametrize("path", [RESPONSES, CHAT])
+def test_an_upstream_101_switching_protocols_is_a_502_and_never_recorded(servers, proxy, record_dir, behaviour, path):
+    """No client asked to upgrade, so a 101 is not llama-server's (RFC 9110 section 15.2); recorded,
+    every replay of it would leave its client waiting for the reply after it."""
+
+    async def replace(request, body):
+        if request.path == path:
+            return web.Response(status=101, headers={"Connection": "Upgrade", "Upgrade": "websocket"})
+        return None
+
+    mock = proxy(servers(hostile_llama_server(replace)).url)
+    status, _, body = call(mock.url, "POST", f"/{behaviour}{path}", request_bytes("text-cut-8", False, path))
+    error = json.loads(body)["error"]
+    assert (status, error["code"], error["type"]) == (502, 502, "unavailable_error")
+    assert "101 Switching Protocols" in error["message"] and "nothing was recorded" in error["message"]
+    settle(mock)
+    assert files(record_dir) == []
+
+
 # --- The fuzz: random upstream replies never leave a record directory that fails to load ------------
 
 REAL_REPLIES = [i for name in ("text-cut-8", "tool-cut-20", "errors") for i in SCENARIOS[name].interactions]
