@@ -38,7 +38,13 @@ def _output_tokens(interaction: Interaction) -> int | None:
 
 
 def verdict(scenario: Scenario, interaction: Interaction) -> Verdict:
-    """The twin's ``finish_reason`` decides; without a twin, usage at the limit does."""
+    """The twin's ``finish_reason`` decides; without a twin, usage at the limit does. A twin that
+    failed (HTTP 400 and up) decides nothing, and neither does usage then: the server was asked and
+    did not say, and usage at the limit is a guess that a reply finishing in exactly its limit
+    proves wrong (text-exact-limit). The reply is kept as recorded, as with no twin and no usage."""
+    twin = scenario.chat_twin(interaction)
+    if twin is not None and twin.status >= 400:
+        return Verdict(cut=False, rule=f"chat-twin failed (HTTP {twin.status}): kept as recorded")
     reason = scenario.twin_finish_reason(interaction)
     if reason is not None:
         return Verdict(cut=reason == "length", rule=f"chat-twin finish_reason={reason}")

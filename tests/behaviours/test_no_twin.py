@@ -84,3 +84,43 @@ def test_with_the_twin_the_twin_decides(server):
     status, headers, body = call(server.url, "POST", "/fixed/v1/responses", b'{"model": "text-exact-limit"}')
     assert status == 200 and json.loads(body)["status"] == "completed"
     assert headers["X-Mockllama-Decided-By"] == "chat-twin finish_reason=stop"
+
+
+FAILED_TWIN = b'{"error":{"code":500,"message":"the chat twin failed","type":"server_error"}}'
+
+
+@pytest.fixture(scope="module")
+def failed_twin_server(tmp_path_factory):
+    """text-exact-limit with both chat twins answered 500 instead: the real Responses replies, and
+    a twin that says nothing of how generation ended."""
+    directory = tmp_path_factory.mktemp("failed-twin")
+    data = yaml.safe_load(yamlkit.cassette_path("text-exact-limit").read_text(encoding="utf-8"))
+    for interaction in data["interactions"]:
+        if "/v1/chat/completions" in interaction["request"]["uri"]:
+            interaction["response"] = {
+                "status": {"code": 500, "message": "Internal Server Error"},
+                "headers": {"Content-Type": ["application/json; charset=utf-8"]},
+                "body": {"string": FAILED_TWIN.decode()},
+            }
+    (directory / "exact-limit-failed-twin.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    with BackgroundServer(create_app(load_scenarios([directory]))) as running:
+        yield running
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_failed_twin_keeps_the_reply_as_recorded_and_the_header_says_so(failed_twin_server, stream):
+    """Issue 47 item 11: a twin answered HTTP 500 carries no finish_reason, and usage at the limit
+    (8 of 8 tokens here) would call this finished reply cut. fixed keeps it as recorded instead."""
+    assert _usage("text-exact-limit", stream) == (8, 8)
+    body = json.dumps({"model": "exact-limit-failed-twin", "stream": stream}).encode()
+    status, headers, reply = call(failed_twin_server.url, "POST", "/fixed/v1/responses", body)
+    assert status == 200
+    assert headers["X-Mockllama-Decided-By"] == "chat-twin failed (HTTP 500): kept as recorded"
+    if stream:
+        pairs = sse_pairs(reply)
+        assert pairs[-1][0] == "response.completed"
+        response = pairs[-1][1]["response"]
+    else:
+        response = json.loads(reply)
+    assert response["status"] == "completed" and response["incomplete_details"] is None
+    assert response["output"][-1]["status"] == "completed"

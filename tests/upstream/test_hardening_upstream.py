@@ -778,6 +778,31 @@ def test_an_upstream_101_switching_protocols_is_a_502_and_never_recorded(servers
     assert files(record_dir) == []
 
 
+# --- Issue 47 item 11: a twin that failed decides nothing ------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_twin_that_failed_is_recorded_and_fixed_keeps_the_reply_as_recorded(servers, proxy, record_dir, stream):
+    """text-exact-limit finished in exactly 8 of 8 tokens: its twin's 500 says nothing of how, and
+    usage at the limit would call it cut. The recording keeps what happened; fixed says why it
+    kept the reply."""
+
+    async def replace(request, body):
+        if request.path == CHAT:
+            return web.json_response({"error": {"code": 500, "message": "boom", "type": "server_error"}}, status=500)
+        return None
+
+    mock = proxy(servers(hostile_llama_server(replace)).url)
+    for answered_by in ("upstream", "match"):
+        status, headers, body = call(mock.url, "POST", "/fixed/v1/responses", request_bytes("text-exact-limit", stream))
+        assert (status, headers["X-Mockllama-Selected-By"]) == (200, answered_by)
+        assert headers["X-Mockllama-Decided-By"] == "chat-twin failed (HTTP 500): kept as recorded"
+        final = sse_pairs(body)[-1] if stream else ("", {"response": json.loads(body)})
+        assert final[1]["response"]["status"] == "completed"
+    (scenario,) = loads(record_dir).values()
+    assert [(i.path, i.status) for i in scenario.interactions] == [(RESPONSES, 200), (CHAT, 500)]
+
+
 # --- The fuzz: random upstream replies never leave a record directory that fails to load ------------
 
 REAL_REPLIES = [i for name in ("text-cut-8", "tool-cut-20", "errors") for i in SCENARIOS[name].interactions]
