@@ -43,7 +43,7 @@ from mockllama.recordings.cassettes import (
     read_cassette,  # the safe reading every load uses
 )
 from mockllama.recordings.catalogue import PlannedRequest
-from mockllama.recordings.chat_twin import chat_twin
+from mockllama.recordings.chat_twin import chat_twin, turn_of
 from mockllama.recordings.record import (
     DEFAULT_MAX_REPLY_BYTES,
     Outcome,
@@ -211,16 +211,21 @@ def slug_name(sent: Sent) -> str:
     return "-".join([words, *([str(limit)] if limit is not None else []), digest])
 
 
-def _request_key(method: str, path: str, body) -> tuple[str, str, bool]:
+def _request_key(method: str, path: str, body) -> tuple[str, str, bool, int]:
+    """What a recording in a scenario answers: the route, the stream flag, and the conversation's
+    turn, as ``Scenario.find`` looks it up. A recording with the same key is replaced; one with
+    another turn is kept, so an agent loop recorded under one name keeps every turn, as vcrpy's
+    ``new_episodes`` keeps every episode."""
     if isinstance(body, bytes):
         try:
             body = json.loads(body)
         except ValueError:
             body = None
-    return method.upper(), path, isinstance(body, dict) and body.get("stream") is True
+    stream = isinstance(body, dict) and body.get("stream") is True
+    return method.upper(), path, stream, turn_of(path, body)
 
 
-def _vcr_key(request) -> tuple[str, str, bool]:
+def _vcr_key(request) -> tuple[str, str, bool, int]:
     return _request_key(request.method, request.parsed_uri.path, request.body)
 
 
@@ -485,7 +490,7 @@ class Recorder:
         return b"".join(flight.blocks)
 
     def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
-        """Merge into NAME.yaml (an interaction with the same method, path and stream flag is
+        """Merge into NAME.yaml (an interaction with the same method, path, stream flag and turn is
         replaced), write it as ``record`` does, and serve it from now on. No await in here: no
         other flight can interleave between reading the old cassette and writing the new one.
 

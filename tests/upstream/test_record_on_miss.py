@@ -303,6 +303,47 @@ def test_the_scenario_header_names_the_cassette_and_both_stream_flags_share_it(u
     assert (status, headers["X-Mockllama-Selected-By"], json.loads(body)["status"]) == (200, "header", "incomplete")
 
 
+def _conversation(stream: bool) -> list[bytes]:
+    """An agent loop's requests, turn by turn: tool-conversation's, each turn carrying the reply before it."""
+    recorded = [i for i in SCENARIOS["tool-conversation"].interactions if i.path == "/v1/responses"]
+    return [json.dumps(i.request_json).encode() for i in recorded if i.stream is stream]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_conversation_recorded_under_one_name_keeps_every_turn_and_settles(upstream, proxy, tmp_path, stream):
+    """Issue 47 item 1: merged by (method, path, stream), turn 2 replaced turn 1, and each run of the
+    loop flipped which turn survived. Merged by turn too, the second run replays both and writes nothing."""
+    seen = Seen()
+    mock = proxy(upstream(seen=seen).url)
+    header = {"X-Mockllama-Scenario": "loop"}
+    turns = _conversation(stream)
+    assert len(turns) == 2
+    first = [call(mock.url, "POST", "/fixed/v1/responses", body, header) for body in turns]
+    assert [(status, h["X-Mockllama-Selected-By"]) for status, h, _ in first] == [(200, "upstream")] * 2
+    cassette = tmp_path / "recorded" / "loop.yaml"
+    scenario = load_cassette(cassette)
+    assert [(i.path, i.turn) for i in scenario.interactions] == [
+        ("/v1/responses", 1),
+        ("/v1/chat/completions", 1),
+        ("/v1/responses", 2),
+        ("/v1/chat/completions", 2),
+    ]
+    written = {p.name: p.read_bytes() for p in (tmp_path / "recorded").iterdir()}
+    generations = seen.paths()
+
+    again = [call(mock.url, "POST", "/fixed/v1/responses", body, header) for body in turns]
+    assert [(status, h["X-Mockllama-Selected-By"], h["X-Mockllama-Turn"]) for status, h, _ in again] == [
+        (200, "header", "1"),
+        (200, "header", "2"),
+    ]
+    assert [reply for _, _, reply in again] == [reply for _, _, reply in first]
+    assert seen.paths() == generations  # nothing went upstream
+    assert {p.name: p.read_bytes() for p in (tmp_path / "recorded").iterdir()} == written  # nothing written
+    with BackgroundServer(create_app(load_scenarios([tmp_path / "recorded"]))) as offline:
+        replayed = [call(offline.url, "POST", "/fixed/v1/responses", body, header) for body in turns]
+    assert [(status, reply) for status, _, reply in replayed] == [(200, reply) for _, _, reply in first]
+
+
 def test_a_scenario_header_that_is_not_a_file_name_is_refused(upstream, proxy, tmp_path):
     mock = proxy(upstream().url)
     status, _, body = call(
