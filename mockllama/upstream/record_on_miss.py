@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import hashlib
 import json
 import logging
@@ -46,6 +47,7 @@ from mockllama.recordings.catalogue import PlannedRequest
 from mockllama.recordings.chat_twin import chat_twin, turn_of
 from mockllama.recordings.record import (
     DEFAULT_MAX_REPLY_BYTES,
+    PROVENANCE_FILE,
     Outcome,
     RecordError,
     ServerInfo,
@@ -507,27 +509,54 @@ class Recorder:
             try:
                 requests, responses = read_cassette(path)
             except CassetteError as err:
-                raise self._not_recorded(flight, f"the existing {path.name} cannot be read ({err.reason})") from None
+                raise self._not_written(
+                    flight, path, f"the existing {path.name} cannot be read ({err.reason})"
+                ) from None
             replaced = {_vcr_key(request) for request, _ in pairs}
             kept = [(q, r) for q, r in zip(requests, responses) if _vcr_key(q) not in replaced]
-        directory.mkdir(parents=True, exist_ok=True)
         try:
+            directory.mkdir(parents=True, exist_ok=True)
             scenario = save_cassette(path, kept + pairs, check=lambda written: _loaded_as(written, flight.name, path))
         except CassetteError as err:
             raise self._not_recorded(flight, err.reason) from None
+        except OSError as err:  # this machine's file system, never the upstream's doing
+            raise self._not_written(flight, path, os_error(err)) from None
         self.matcher.add(scenario)
         interaction = scenario.interactions[len(kept)]  # the flight's own request; its twin follows
-        write_provenance(
-            directory,
-            self.options.upstream.url,
-            info,
-            [Outcome(scenario.name, summary(scenario, interaction))],
-            None,
-            None,
-            recorded_by="mockllama serve --upstream, on a miss",
-        )
         log.info("mockllama: recorded %s into %s", interaction.describe(), path)
+        try:
+            write_provenance(
+                directory,
+                self.options.upstream.url,
+                info,
+                [Outcome(scenario.name, summary(scenario, interaction))],
+                None,
+                None,
+                recorded_by="mockllama serve --upstream, on a miss",
+            )
+        except OSError as err:  # the recording is written and served: say so, and what is missing
+            log.warning(
+                "mockllama: recorded %s into %s, but could not update %s: %s. The recording is kept "
+                "and served; only its provenance is missing.",
+                interaction.describe(),
+                path,
+                directory / PROVENANCE_FILE,
+                os_error(err),
+            )
         return interaction
+
+    def _not_written(self, flight: Flight, path: Path, reason: str) -> RequestError:
+        """A recording this machine could not write: a 500, as nginx answers its own failures; the
+        upstream answered, so a 502 would send the user to look in the wrong place."""
+        sent = flight.sent
+        return RequestError(
+            500,
+            f"mockllama: the upstream llama-server at {self.options.upstream.url} answered "
+            f"{sent.method} {sent.path} (stream={str(sent.stream).lower()}), but mockllama could not "
+            f"write its recording to {printable(str(path))}: {printable(reason)}. The fault is on this "
+            f"machine, not the upstream's: check that {printable(str(path.parent))} is a writable "
+            "directory with space left. Nothing was recorded; the record directory is as it was.",
+        )
 
     def _not_recorded(self, flight: Flight, reason: str) -> RequestError:
         sent = flight.sent
@@ -538,6 +567,14 @@ class Recorder:
             f"because a recording of it could not be served: {printable(reason)}. Nothing was "
             "written; the record directory is as it was.",
         )
+
+
+def os_error(err: OSError) -> str:
+    """``EACCES (Permission denied) on /path``: the errno by name, as a user looks it up."""
+    name = errno.errorcode.get(err.errno, f"errno {err.errno}") if err.errno else type(err).__name__
+    where = f" on {err.filename}" if err.filename else ""
+    where += f" -> {err.filename2}" if err.filename2 else ""  # a rename names both
+    return f"{name} ({err.strerror or err}){where}"
 
 
 def unrecordable(pairs: list) -> str | None:
