@@ -20,6 +20,7 @@ cannot be recorded reaches a waiting client as a 502 that says why.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import errno
 import hashlib
@@ -126,6 +127,7 @@ class Flight:
     recorded: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     blocks: list[bytes] = field(default_factory=list)
     finished: bool = False  # the upstream's reply to the client's request is complete
+    writing: bool = False  # the recording is being written (on disk, no longer upstream)
     error: RequestError | None = None
     _more: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -262,6 +264,7 @@ class Recorder:
         self._flights: dict[tuple, Flight] = {}
         self._tasks: set[asyncio.Task] = set()
         self._info: ServerInfo | None = None
+        self._writing = asyncio.Lock()
 
     async def session_context(self, app: web.Application):
         """cleanup_ctx: the upstream session lives as long as the app; flights end with it."""
@@ -353,13 +356,14 @@ class Recorder:
             twin = self._twin(sent, pairs[0][1]["status"]["code"])
             if twin is not None:
                 pairs.append(await self._exchange("POST", CHAT_PATH, twin, sent.headers))
-            flight.recorded.set_result(self._write(flight, pairs, info))
+            flight.recorded.set_result(await self._record(flight, pairs, info))
         except RequestError as err:
             flight.fail(err)
         except UPSTREAM_ERRORS as err:
             flight.fail(unreachable(upstream, err))
         except asyncio.CancelledError:
-            flight.fail(RequestError(503, "mockllama: the server is shutting down; nothing was recorded."))
+            if not flight.recorded.done():
+                flight.fail(RequestError(503, "mockllama: the server is shutting down; nothing was recorded."))
             raise
         except Exception:
             log.exception("mockllama: recording %r failed", flight.name)
@@ -372,6 +376,25 @@ class Recorder:
             )
         if flight.error is not None:
             log.warning("%s", flight.error.message)
+
+    async def _record(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
+        """Write the recording in a thread, so that every other client is answered meanwhile, and
+        one write at a time: each reads the cassette and provenance.json the one before wrote."""
+        async with self._writing:
+            flight.writing = True
+            writing = asyncio.ensure_future(asyncio.to_thread(self._write, flight, pairs, info))
+            try:
+                scenario, index = await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                # A write cannot be stopped halfway, and is this machine's work, bounded: let it
+                # end, so that what is served and logged is what the directory holds.
+                with contextlib.suppress(Exception):
+                    scenario, index = await writing
+                    self.matcher.add(scenario)
+                    flight.recorded.set_result(scenario.interactions[index])
+                raise
+            self.matcher.add(scenario)
+        return scenario.interactions[index]
 
     async def _server_info(self, client_headers) -> ServerInfo:
         """The upstream's /props and /v1/models, read once: provenance, and proof it is llama-server."""
@@ -491,10 +514,11 @@ class Recorder:
             flight.push(bytes(pending))
         return b"".join(flight.blocks)
 
-    def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
+    def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> tuple[Scenario, int]:
         """Merge into NAME.yaml (an interaction with the same method, path, stream flag and turn is
-        replaced), write it as ``record`` does, and serve it from now on. No await in here: no
-        other flight can interleave between reading the old cassette and writing the new one.
+        replaced) and write it as ``record`` does: the scenario to serve from now on, and where the
+        flight's own request is in it. Run in a thread, one at a time (``_record``): it touches
+        nothing but files and what it is given.
 
         What is written is first read back from its temporary file by the loader ``serve`` uses;
         only a cassette that loads is renamed into place, so no upstream reply can leave the
@@ -521,7 +545,6 @@ class Recorder:
             raise self._not_recorded(flight, err.reason) from None
         except OSError as err:  # this machine's file system, never the upstream's doing
             raise self._not_written(flight, path, os_error(err)) from None
-        self.matcher.add(scenario)
         interaction = scenario.interactions[len(kept)]  # the flight's own request; its twin follows
         log.info("mockllama: recorded %s into %s", interaction.describe(), path)
         try:
@@ -543,7 +566,7 @@ class Recorder:
                 directory / PROVENANCE_FILE,
                 os_error(err),
             )
-        return interaction
+        return scenario, len(kept)
 
     def _not_written(self, flight: Flight, path: Path, reason: str) -> RequestError:
         """A recording this machine could not write: a 500, as nginx answers its own failures; the

@@ -25,6 +25,7 @@ from mockllama.cli import main
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
+from mockllama.upstream.proxy import RECORDER
 from mockllama.upstream.record_mode import RecordMode, decide, parse_record_mode
 from mockllama.upstream.record_on_miss import RecordOnMiss, Sent, slug_name
 from mockllama.wire.errors import RequestError
@@ -105,6 +106,12 @@ def _recorded(path: Path, seconds: float = 10) -> Path:
     """A buggy client has its reply before the twin is fetched: wait for the cassette."""
     wait_for(path.exists, seconds)
     return path
+
+
+def _settled(mock: BackgroundServer, seconds: float = 10) -> None:
+    """Until no recording is in progress: a client following the upstream's reply has it before
+    the recording is written (in a thread), and an identical request meanwhile joins that flight."""
+    assert wait_for(lambda: not mock.app[RECORDER].in_flight, seconds)
 
 
 def _written(directory: Path) -> list[str]:
@@ -454,6 +461,7 @@ def test_upstream_errors_are_passed_through_and_recorded_as_they_are(upstream, p
         direct = call(up.url, "POST", "/v1/responses", body)
         status, _, first = call(mock.url, "POST", "/buggy/v1/responses", body)
         assert direct[0] == 400 and (status, first) == (400, direct[2])  # llama-server's own 400, recorded
+        _settled(mock)  # the client has its reply before the recording is written
         status, headers, again = call(mock.url, "POST", "/buggy/v1/responses", body)
         assert (status, again, headers["X-Mockllama-Selected-By"]) == (
             400,
