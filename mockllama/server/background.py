@@ -44,7 +44,7 @@ class BackgroundServer:
     def stop(self) -> None:
         if self._runner is not None:
             # No time limit here: the app's own clean-up bounds itself (recordings in progress
-            # are given up to the upstream timeout to finish).
+            # are given a short grace to finish, then abandoned).
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
             self._runner = None
         self._loop.call_soon_threadsafe(self._loop.stop)

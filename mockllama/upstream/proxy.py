@@ -56,6 +56,7 @@ def install(app: web.Application, options: RecordOnMiss):
     recorder = Recorder(options, settings.matcher)
     app[RECORDER] = recorder
     app.cleanup_ctx.append(recorder.session_context)
+    app.on_shutdown.append(recorder.on_shutdown)
     faults = app[FAULT_PLAN]
 
     async def replay_or_record(request: web.Request) -> web.StreamResponse:

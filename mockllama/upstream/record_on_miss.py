@@ -65,6 +65,9 @@ from mockllama.wire.terminal import printable
 log = logging.getLogger("mockllama")
 
 DEFAULT_RECORD_DIR = "mockllama-cassettes"
+# Seconds that stopping the server (the end of a pytest session, SIGTERM, Ctrl-C) gives the
+# recordings in progress to finish; what still waits on the upstream then is abandoned unwritten.
+SHUTDOWN_GRACE = 5.0
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
 # A blank line ends an SSE block; the spec lets a line end in CRLF, LF or CR alone.
@@ -80,6 +83,7 @@ class RecordOnMiss:
     mode: RecordMode = RecordMode.NEW
     # as `record --max-reply-bytes`: a recording is served from memory, so a reply's size is bounded
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    shutdown_grace: float = SHUTDOWN_GRACE
 
 
 @dataclass(frozen=True)
@@ -262,7 +266,7 @@ class Recorder:
         self.matcher = matcher
         self.session: aiohttp.ClientSession | None = None
         self._flights: dict[tuple, Flight] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: dict[asyncio.Task, Flight] = {}
         self._info: ServerInfo | None = None
         self._writing = asyncio.Lock()
 
@@ -271,25 +275,35 @@ class Recorder:
         async with open_session(self.options.upstream) as session:
             self.session = session
             yield
-            await self._finish_in_flight(self.options.upstream.timeout)
+            await self._finish_in_flight(self.options.shutdown_grace)
         self.session = None
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """on_shutdown, which aiohttp runs before it waits for the handlers: a client waiting on a
+        stalled upstream is answered once its flight is abandoned, so nothing waits longer."""
+        await self._finish_in_flight(self.options.shutdown_grace)
 
     async def _finish_in_flight(self, seconds: float) -> None:
         """At shutdown, let the recordings in the air finish (often a twin, fetched after the
         client had its reply): a test session that ends right after its last request must still
-        find that request recorded when it runs offline. Only what outlasts ``seconds`` is dropped."""
+        find that request recorded when it runs offline. What still waits on the upstream after
+        ``seconds`` is abandoned, unwritten; a recording being written is let finish."""
         if not self._tasks:
             return
         log.warning(
             "mockllama: finishing %d recording(s) in progress before stopping (up to %g s)", len(self._tasks), seconds
         )
         _, late = await asyncio.wait(set(self._tasks), timeout=seconds)
-        for task in late:
+        abandoned = [task for task in late if not getattr(self._tasks.get(task), "writing", False)]
+        for task in abandoned:
             task.cancel()
         await asyncio.gather(*late, return_exceptions=True)
-        if late:
+        if abandoned:
             log.warning(
-                "mockllama: %d recording(s) did not finish within %g s; nothing of them was written", len(late), seconds
+                "mockllama: %d recording(s) did not finish within %g s of stopping (the upstream had not "
+                "answered); they were abandoned and nothing of them was written",
+                len(abandoned),
+                seconds,
             )
 
     @property
@@ -305,8 +319,8 @@ class Recorder:
             flight = Flight(self.target_name(sent), sent)
             self._flights[key] = flight
             task = asyncio.get_running_loop().create_task(self._fly(flight))
-            self._tasks.add(task)
-            task.add_done_callback(lambda done: (self._tasks.discard(done), self._flights.pop(key, None)))
+            self._tasks[task] = flight
+            task.add_done_callback(lambda done: (self._tasks.pop(done, None), self._flights.pop(key, None)))
         return flight
 
     def target_name(self, sent: Sent) -> str:

@@ -8,11 +8,14 @@ time. tests/live/test_live_record_on_miss.py runs a round trip against a real ll
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 from mockllama.app import create_app
 from mockllama.server.background import BackgroundServer
+from mockllama.upstream.record_on_miss import SHUTDOWN_GRACE
+from support.doubles.llama_server import Stalling
 from support.recordings import SCENARIOS
 
 pytest_plugins = ["pytester"]
@@ -112,3 +115,34 @@ def test_the_upstream_options_of_serve_are_the_plugins_too(pytester):
         )
     result.assert_outcomes(passed=1)
     assert not list((pytester.path / "mockllama-cassettes").glob("*.yaml"))
+
+
+BUGGY_ONLY = """
+import openai
+
+def test_text(mockllama):
+    client = openai.OpenAI(base_url=mockllama.base_url("buggy"), api_key="unused",
+                           default_headers={"X-Mockllama-Scenario": "stalled-twin"})
+    response = client.responses.create(model="x", input="Count from 1 to 200, separated by spaces.",
+                                       max_output_tokens=8, temperature=0)
+    assert response.status == "completed"
+"""
+
+
+def test_a_stalled_upstream_does_not_hold_the_end_of_the_session(pytester):
+    """Issue 47 item 4: the client has its reply, its chat twin never comes; the session ends after
+    SHUTDOWN_GRACE, not after the upstream timeout (300 s), and nothing of it is written."""
+    pytester.makepyfile(test_client=BUGGY_ONLY)
+    double = Stalling("/v1/chat/completions")
+    with BackgroundServer(double.app()) as upstream:
+        started = time.monotonic()
+        try:
+            result = pytester.runpytest_subprocess(
+                "--mockllama-upstream", upstream.url, "-p", "no:cacheprovider", timeout=SHUTDOWN_GRACE + 60
+            )
+        finally:
+            double.release()
+        took = time.monotonic() - started
+    result.assert_outcomes(passed=1)
+    assert double.heard.is_set() and took < SHUTDOWN_GRACE + 45, took
+    assert list((pytester.path / "mockllama-cassettes").glob("*.yaml")) == []

@@ -4,7 +4,9 @@ llama-server's own bytes), with the replies a test needs replaced."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 
 from aiohttp import web
 
@@ -55,3 +57,26 @@ def answering_responses_with(body: bytes) -> web.Application:
         return None
 
     return llama_server_with(replace)
+
+
+class Stalling:
+    """A double whose ``path`` answers nothing until ``release()`` (then the recording answers);
+    ``heard`` is set once it was asked. Released, it lets its server stop at once."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.heard, self.released = threading.Event(), threading.Event()
+
+    def app(self) -> web.Application:
+        async def replace(request, body):
+            if request.path != self.path:
+                return None
+            self.heard.set()
+            while not self.released.is_set():
+                await asyncio.sleep(0.05)
+            return None
+
+        return llama_server_with(replace)
+
+    def release(self) -> None:
+        self.released.set()
