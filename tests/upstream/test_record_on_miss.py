@@ -224,9 +224,10 @@ def test_a_client_that_goes_away_mid_stream_does_not_cut_the_recording(upstream,
 
 def test_stopping_the_server_finishes_the_recording_in_progress(upstream, tmp_path):
     # A test session that ends right after its last request: the client has its reply, the twin
-    # (paced: ~0.8 s for text-cut-64's stream) is still running when the server stops.
+    # (paced as recorded: about 1 s for text-cut-64's stream) is still running when the server
+    # stops, and ends within the shutdown grace (SHUTDOWN_GRACE, 5 s).
     seen = Seen()
-    options = RecordOnMiss(parse_upstream(upstream(pace=0.1, seen=seen).url), tmp_path / "recorded", RecordMode.NEW)
+    options = RecordOnMiss(parse_upstream(upstream(pace=1.0, seen=seen).url), tmp_path / "recorded", RecordMode.NEW)
     with BackgroundServer(create_app({}, record_on_miss=options)) as mock:
         call(mock.url, "POST", "/buggy/v1/responses", _request("text-cut-64", True))
         assert "/v1/chat/completions" not in seen.paths()  # the twin has not finished yet
