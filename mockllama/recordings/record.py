@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import yaml
 
 from mockllama import __version__
 from mockllama.recordings.catalogue import CatalogueError, CatalogueScenario, PlannedRequest, responses_requests
@@ -127,25 +128,40 @@ def partial_file(path: Path):
         shutil.rmtree(private, ignore_errors=True)
 
 
-def save_cassette(path: Path, pairs: list, check=lambda written: None):
-    """Write ``(vcr Request, response dict)`` pairs as one cassette, the way ``record`` writes them:
-    the same scrubbing, vcrpy's own persister and serializer, and a temporary file renamed into
-    place, so a reader sees the old cassette or the whole new one, never half of one.
+class _YamlInto:
+    """vcrpy's serializer shape (``serialize(data)``), writing the YAML into an open file as libyaml
+    emits it: the document is never held whole in memory, as text or as the encoded bytes. The
+    safe dumper, which can write nothing the safe loader would refuse; for plain data its output is
+    vcrpy's own (``yamlserializer``, PyYAML's CDumper) byte for byte."""
 
-    ``check(written)`` reads the temporary file before the rename and raises if it must not
-    replace ``path``; what it returns is returned."""
-    scrubbed = [
-        (scrub_request(copy.deepcopy(request)), scrub_response(copy.deepcopy(response))) for request, response in pairs
-    ]
+    def __init__(self, handle):
+        self.handle = handle
+
+    def serialize(self, data) -> None:
+        yaml.dump(data, self.handle, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper))
+
+
+def save_cassette(path: Path, pairs, check=lambda written: None):
+    """Write ``(vcr Request, response dict)`` pairs as one cassette, the way ``record`` writes them:
+    the same scrubbing, vcrpy's own serialization (``vcr.serialize``) and YAML form, and a temporary
+    file renamed into place, so a reader sees the old cassette or the whole new one, never half of one.
+
+    ``pairs`` is any iterable, read once; nothing of it is kept once the YAML is written, so that a
+    large reply body is not still in memory while ``check`` loads the cassette back. ``check(written)``
+    reads the temporary file before the rename and raises if it must not replace ``path``; what it
+    returns is returned."""
+    cassette = {"requests": [], "responses": []}
+    for request, response in pairs:
+        cassette["requests"].append(scrub_request(copy.deepcopy(request)))
+        cassette["responses"].append(scrub_response(copy.deepcopy(response)))
     # vcr imported here and in _vcr: importing it loads its patches for every HTTP library, 0.4 s
     # of every `mockllama serve` start, which imports this module for --record-on-miss.
-    from vcr.persisters.filesystem import FilesystemPersister
-    from vcr.serializers import yamlserializer
+    from vcr.serialize import serialize
 
     with partial_file(path) as partial:
-        FilesystemPersister.save_cassette(
-            partial, {"requests": [r for r, _ in scrubbed], "responses": [r for _, r in scrubbed]}, yamlserializer
-        )
+        with open(partial, "w", encoding="utf-8") as handle:
+            serialize(cassette, _YamlInto(handle))
+        del cassette  # the bodies, now as text: gone before the check reads them back
         checked = check(partial)
         os.replace(partial, path)
     return checked

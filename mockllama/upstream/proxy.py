@@ -73,11 +73,14 @@ def install(app: web.Application, options: RecordOnMiss):
         query = request.raw_path.partition("?")[2]  # as the client wrote it: decoding it would change it
         sent = Sent(method, path, query, raw, tuple(request.headers.items()), scenario_header)
         flight = recorder.flight_for(sent)
-        faulted = faults.choose(request.headers.get(FAULT_HEADER), flight.name) is not None
-        if _answers_live(behaviour, path) and not faulted:
-            return await _forward(request, flight, behaviour)
-        recorded = Selection(await flight.recorded, SELECTED_BY_UPSTREAM)
-        return await send_selection(request, settings, faults, behaviour, recorded, raw)
+        try:
+            faulted = faults.choose(request.headers.get(FAULT_HEADER), flight.name) is not None
+            if _answers_live(behaviour, path) and not faulted:
+                return await _forward(request, flight, behaviour)
+            recorded = Selection(await flight.recorded, SELECTED_BY_UPSTREAM)
+            return await send_selection(request, settings, faults, behaviour, recorded, raw)
+        finally:
+            flight.leave()
 
     return replay_or_record
 
@@ -92,10 +95,12 @@ async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.
     headers = CIMultiDict(reply_headers(CIMultiDict(head.headers)))
     headers.update(mockllama_headers(behaviour, flight.name))
     headers["X-Mockllama-Selected-By"] = SELECTED_BY_UPSTREAM
-    if not head.stream:
-        blocks = [block async for block in flight.follow()]
-        return web.Response(status=head.status, reason=head.reason, body=b"".join(blocks), headers=headers)
     response = web.StreamResponse(status=head.status, reason=head.reason, headers=headers)
+    if not head.stream:
+        # A body goes out whole, with its length, as a replay sends it: a failure before its end
+        # is still an error reply. It is sent from the spool, never joined into one more copy.
+        await flight.complete()
+        response.content_length = flight.spool.size
     trace = trace_of(request)
     trace.bytes_sent, trace.finished = 0, False
     await response.prepare(request)

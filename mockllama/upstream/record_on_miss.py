@@ -6,13 +6,16 @@ client that goes away does not cut the recording short.
 
 What a flight does, in order:
 1. reads the upstream's ``/props`` and ``/v1/models`` the first time (provenance, as ``record``);
-2. forwards the request and hands the reply on as it arrives, block by block for a stream;
+2. forwards the request and hands the reply on as it arrives, block by block for a stream,
+   holding it in a ``Spool`` (in memory while small, then in a temporary file) and within the
+   byte budget that all replies in flight share;
 3. for a ``/v1/responses`` request answered 200, fetches its chat twin, the same conversion
    ``mockllama record`` uses, with the same stream flag. The twin is sent only once the first
    reply is complete: a client following the stream never shares the upstream with it;
-4. writes the cassette the way ``record`` does (scrubbed, atomically; ``record.save_cassette``),
-   loads it from its temporary file with the loader ``serve`` uses, and only then renames it
-   into place, updates ``provenance.json`` and adds it to the live matcher.
+4. in a thread, one at a time, writes the cassette the way ``record`` does (scrubbed,
+   atomically; ``record.save_cassette``), loads it from its temporary file with the loader
+   ``serve`` uses, and only then renames it into place and updates ``provenance.json``; back on
+   the event loop, adds it to the live matcher.
 Nothing is written unless every step succeeded, and nothing that would not load: a reply that
 cannot be recorded reaches a waiting client as a 502 that says why.
 """
@@ -24,6 +27,7 @@ import contextlib
 import dataclasses
 import errno
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -58,6 +62,7 @@ from mockllama.recordings.record import (
 )
 from mockllama.upstream.client import UPSTREAM_ERRORS, Upstream, forwarded_headers, open_session, unreachable
 from mockllama.upstream.record_mode import RecordMode
+from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET, SPOOL_THRESHOLD, ReplyBudget, Spool
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.terminal import printable
@@ -84,6 +89,10 @@ class RecordOnMiss:
     # as `record --max-reply-bytes`: a recording is served from memory, so a reply's size is bounded
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     shutdown_grace: float = SHUTDOWN_GRACE
+    # upstream reply bytes all recordings in progress may hold between them; and past how many
+    # bytes one reply is held in a temporary file instead of memory (upstream.spool)
+    reply_budget: int = DEFAULT_REPLY_BUDGET
+    spool_threshold: int = SPOOL_THRESHOLD
 
 
 @dataclass(frozen=True)
@@ -123,20 +132,39 @@ class Head:
     stream: bool
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One upstream request and its reply, the body in a spool until the recording is written."""
+
+    request: object  # vcr.request.Request, as recorded
+    status: int
+    reason: str
+    headers: dict[str, list[str]]
+    spool: Spool
+
+    def pair(self) -> tuple:
+        """The (request, response) pair vcrpy writes, with the body read back whole."""
+        reply = {"status": {"code": self.status, "message": self.reason}, "headers": self.headers}
+        return self.request, {**reply, "body": {"string": self.spool.read()}}
+
+
 @dataclass(eq=False)
 class Flight:
     name: str  # the scenario it records
     sent: Sent
+    spool: Spool  # the upstream's reply to the client's request, as it arrives
     head: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     recorded: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
-    blocks: list[bytes] = field(default_factory=list)
     finished: bool = False  # the upstream's reply to the client's request is complete
     writing: bool = False  # the recording is being written (on disk, no longer upstream)
+    held: int = 0  # bytes of the reply budget this flight holds
     error: RequestError | None = None
+    clients: int = 0  # handlers that may still read the spool
+    landed: bool = False  # the flight's task is over
     _more: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def push(self, block: bytes) -> None:
-        self.blocks.append(block)
+    def more(self) -> None:
+        """New blocks are in the spool."""
         self._wake()
 
     def finish(self) -> None:
@@ -159,15 +187,36 @@ class Flight:
         """The reply's blocks as they arrive; raises the flight's error if it breaks off."""
         index = 0
         while True:
-            if index < len(self.blocks):
+            if index < len(self.spool):
                 index += 1
-                yield self.blocks[index - 1]
+                yield self.spool.block(index - 1)
                 continue
             if self.finished:
                 return
             if self.error is not None:
                 raise self.error
             await self._more.wait()
+
+    async def complete(self) -> None:
+        """Until the whole reply is in; raises the flight's error if it breaks off."""
+        while not self.finished:
+            if self.error is not None:
+                raise self.error
+            await self._more.wait()
+
+    def leave(self) -> None:
+        """A handler is done with the flight (``Recorder.flight_for`` counted it in)."""
+        self.clients -= 1
+        self._drop_spool()
+
+    def land(self) -> None:
+        """The flight's task is over: the spool goes once no handler may read it."""
+        self.landed = True
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        if self.landed and self.clients <= 0:
+            self.spool.close()
 
 
 def block_end(pending: bytearray) -> int:
@@ -269,6 +318,7 @@ class Recorder:
         self._tasks: dict[asyncio.Task, Flight] = {}
         self._info: ServerInfo | None = None
         self._writing = asyncio.Lock()
+        self.budget = ReplyBudget(options.reply_budget)
 
     async def session_context(self, app: web.Application):
         """cleanup_ctx: the upstream session lives as long as the app; flights end with it."""
@@ -312,15 +362,17 @@ class Recorder:
         return len(self._tasks)
 
     def flight_for(self, sent: Sent) -> Flight:
-        """The flight already carrying this request, or a new one."""
+        """The flight already carrying this request, or a new one. The caller calls ``leave()``
+        when done with it."""
         key = sent.key()
         flight = self._flights.get(key)
         if flight is None:
-            flight = Flight(self.target_name(sent), sent)
+            flight = Flight(self.target_name(sent), sent, Spool(self.options.spool_threshold))
             self._flights[key] = flight
             task = asyncio.get_running_loop().create_task(self._fly(flight))
             self._tasks[task] = flight
             task.add_done_callback(lambda done: (self._tasks.pop(done, None), self._flights.pop(key, None)))
+        flight.clients += 1
         return flight
 
     def target_name(self, sent: Sent) -> str:
@@ -363,14 +415,16 @@ class Recorder:
 
     async def _fly(self, flight: Flight) -> None:
         upstream = self.options.upstream
+        exchanges: list[Exchange] = []
         try:
             sent = flight.sent
             info = await self._server_info(sent.headers)
-            pairs = [await self._exchange(sent.method, sent.path, sent.raw, sent.headers, flight)]
-            twin = self._twin(sent, pairs[0][1]["status"]["code"])
+            exchanges.append(await self._exchange(flight, sent.method, sent.path, sent.raw, flight.spool))
+            twin = self._twin(sent, exchanges[0].status)
             if twin is not None:
-                pairs.append(await self._exchange("POST", CHAT_PATH, twin, sent.headers))
-            flight.recorded.set_result(await self._record(flight, pairs, info))
+                twin_spool = Spool(self.options.spool_threshold)
+                exchanges.append(await self._exchange(flight, "POST", CHAT_PATH, twin, twin_spool))
+            flight.recorded.set_result(await self._record(flight, exchanges, info))
         except RequestError as err:
             flight.fail(err)
         except UPSTREAM_ERRORS as err:
@@ -388,15 +442,22 @@ class Recorder:
                     "nothing was recorded. The server log has the details.",
                 )
             )
+        finally:
+            self.budget.give(flight.held)
+            flight.held = 0
+            for exchange in exchanges[1:]:
+                exchange.spool.close()
+            flight.land()
         if flight.error is not None:
             log.warning("%s", flight.error.message)
 
-    async def _record(self, flight: Flight, pairs: list, info: ServerInfo) -> Interaction:
+    async def _record(self, flight: Flight, exchanges: list[Exchange], info: ServerInfo) -> Interaction:
         """Write the recording in a thread, so that every other client is answered meanwhile, and
-        one write at a time: each reads the cassette and provenance.json the one before wrote."""
+        one write at a time: each reads the cassette and provenance.json the one before wrote,
+        and only one reply is read back into memory from its spool at a time."""
         async with self._writing:
             flight.writing = True
-            writing = asyncio.ensure_future(asyncio.to_thread(self._write, flight, pairs, info))
+            writing = asyncio.ensure_future(asyncio.to_thread(self._write, flight, exchanges, info))
             try:
                 scenario, index = await asyncio.shield(writing)
             except asyncio.CancelledError:
@@ -438,14 +499,16 @@ class Recorder:
             log.warning("mockllama: no chat twin for %r: its input cannot be converted", sent.path)
             return None
 
-    async def _exchange(self, method: str, path: str, raw: bytes, client_headers, flight: Flight | None = None):
-        """One upstream request, as a vcrpy (request, response) pair. With a flight, the reply is
-        handed on as it arrives: the head first, then each SSE block, or the whole body."""
+    async def _exchange(self, flight: Flight, method: str, path: str, raw: bytes, spool: Spool) -> Exchange:
+        """One upstream request for ``flight``, its reply read into ``spool``. The flight's own
+        request (``spool`` is the flight's) is handed on as it arrives: the head first, then each
+        SSE block, or each part of a body. Else it is the chat twin, mockllama's own JSON."""
         upstream = self.options.upstream
-        headers = forwarded_headers(client_headers, upstream)
-        if not flight:  # the chat twin: mockllama's own JSON
+        own = spool is flight.spool
+        headers = forwarded_headers(flight.sent.headers, upstream)
+        if not own:
             headers["Content-Type"] = "application/json"
-        query = f"?{flight.sent.query}" if flight and flight.sent.query else ""
+        query = f"?{flight.sent.query}" if own and flight.sent.query else ""
         target = URL(upstream.url + path + query, encoded=True)  # the client's query, not re-encoded
         async with self.session.request(
             method, target, data=raw or None, headers=headers, allow_redirects=False
@@ -453,25 +516,21 @@ class Recorder:
             if response.status < 200:
                 raise self._interim(response)
             stream = response.content_type == "text/event-stream"
-            if flight:
+            if own:
                 flight.head.set_result(
                     Head(response.status, response.reason or "", tuple(response.headers.items()), stream)
                 )
-            body = await (self._relay(response, flight) if flight else self._read(response))
-            if flight:
+            await self._read_into(spool, response, flight, framed=own and stream)
+            if own:
                 flight.finish()
             recorded_headers = {name: str(headers[name]) for name in RECORDED_REQUEST_HEADERS if name in headers}
-            from vcr.request import Request as VcrRequest  # not at the top: see cassettes.read_cassette
-
-            request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
-            reply = {
-                "status": {"code": response.status, "message": response.reason or ""},
-                "headers": {
-                    str(name): response.headers.getall(name) for name in dict.fromkeys(response.headers.keys())
-                },
-                "body": {"string": body},
+            reply_headers = {
+                str(name): response.headers.getall(name) for name in dict.fromkeys(response.headers.keys())
             }
-        return request, reply
+        from vcr.request import Request as VcrRequest  # not at the top: see cassettes.read_cassette
+
+        request = VcrRequest(method, upstream.url + path, raw or None, recorded_headers)
+        return Exchange(request, response.status, response.reason or "", reply_headers, spool)
 
     def _interim(self, response: aiohttp.ClientResponse) -> RequestError:
         """A 1xx where the final reply was due: mockllama never asks to switch protocols (RFC 9110
@@ -497,38 +556,70 @@ class Recorder:
             "that is really wanted.",
         )
 
-    async def _chunks(self, response: aiohttp.ClientResponse):
-        """The reply's bytes as they arrive, up to the cap (a Content-Length over it stops at once)."""
-        cap = self.options.max_reply_bytes
-        if response.content_length is not None and response.content_length > cap:
-            raise self._too_large(response)
+    def _over_budget(self, response: aiohttp.ClientResponse) -> RequestError:
+        """Stop reading a reply the shared budget has no room for: nothing of it is recorded."""
+        response.close()
+        budget = self.budget
+        return RequestError(
+            503,
+            f"mockllama: the upstream replies being recorded already hold {budget.held} bytes, and the "
+            f"reply to {response.method} {response.url.path} would take them past the {budget.limit} "
+            "bytes that all replies in flight may hold between them; mockllama stopped reading it and "
+            "nothing was recorded. Retry once the recordings in progress are written.",
+        )
+
+    async def _chunks(self, response: aiohttp.ClientResponse, flight: Flight):
+        """The reply's bytes as they arrive, up to the cap, and each taken from the budget for
+        replies in flight (a Content-Length over either stops at once)."""
+        cap, budget = self.options.max_reply_bytes, self.budget
+        if response.content_length is not None:
+            if response.content_length > cap:
+                raise self._too_large(response)
+            if not budget.fits(response.content_length):
+                raise self._over_budget(response)
         total = 0
         async for chunk in response.content.iter_any():
             total += len(chunk)
             if total > cap:
                 raise self._too_large(response)
+            if not budget.take(len(chunk)):
+                raise self._over_budget(response)
+            flight.held += len(chunk)
             yield chunk
 
-    async def _read(self, response: aiohttp.ClientResponse) -> bytes:
-        return b"".join([chunk async for chunk in self._chunks(response)])
-
-    async def _relay(self, response: aiohttp.ClientResponse, flight: Flight) -> bytes:
-        if response.content_type != "text/event-stream":
-            flight.push(await self._read(response))
-            return flight.blocks[0]
+    async def _read_into(self, spool: Spool, response: aiohttp.ClientResponse, flight: Flight, framed: bool) -> None:
+        """The reply into ``spool``: each part as it comes, or (``framed``) each whole SSE block."""
         pending = bytearray()
-        async for chunk in self._chunks(response):
+        async for chunk in self._chunks(response, flight):
+            if not framed:
+                self._keep(spool, [chunk], flight)
+                continue
             pending += chunk
-            end = block_end(pending)
+            blocks, end = [], block_end(pending)
             while end >= 0:  # whole SSE blocks, as they arrive
-                flight.push(bytes(pending[:end]))
+                blocks.append(bytes(pending[:end]))
                 del pending[:end]
                 end = block_end(pending)
+            if blocks:
+                self._keep(spool, blocks, flight)
         if pending:
-            flight.push(bytes(pending))
-        return b"".join(flight.blocks)
+            self._keep(spool, [bytes(pending)], flight)
 
-    def _write(self, flight: Flight, pairs: list, info: ServerInfo) -> tuple[Scenario, int]:
+    def _keep(self, spool: Spool, blocks: list[bytes], flight: Flight) -> None:
+        try:
+            spool.extend(blocks)
+        except OSError as err:  # a full or unwritable TMPDIR: this machine's fault, not the upstream's
+            raise RequestError(
+                500,
+                f"mockllama: the upstream llama-server at {self.options.upstream.url} is answering "
+                f"{flight.sent.method} {flight.sent.path}, but mockllama could not hold its reply in a "
+                f"temporary file: {printable(os_error(err))}. The fault is on this machine: check that "
+                "TMPDIR is writable and has space left. Nothing was recorded.",
+            ) from None
+        if spool is flight.spool:
+            flight.more()
+
+    def _write(self, flight: Flight, exchanges: list[Exchange], info: ServerInfo) -> tuple[Scenario, int]:
         """Merge into NAME.yaml (an interaction with the same method, path, stream flag and turn is
         replaced) and write it as ``record`` does: the scenario to serve from now on, and where the
         flight's own request is in it. Run in a thread, one at a time (``_record``): it touches
@@ -539,7 +630,7 @@ class Recorder:
         record directory unloadable, nor spoil a good recording it would have joined."""
         directory = self.options.record_to
         path = directory / f"{flight.name}.yaml"
-        problem = unrecordable(pairs)
+        problem = unrecordable(exchanges)
         if problem:
             raise self._not_recorded(flight, problem)
         kept = []
@@ -550,11 +641,14 @@ class Recorder:
                 raise self._not_written(
                     flight, path, f"the existing {path.name} cannot be read ({err.reason})"
                 ) from None
-            replaced = {_vcr_key(request) for request, _ in pairs}
+            replaced = {_vcr_key(exchange.request) for exchange in exchanges}
             kept = [(q, r) for q, r in zip(requests, responses) if _vcr_key(q) not in replaced]
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            scenario = save_cassette(path, kept + pairs, check=lambda written: _loaded_as(written, flight.name, path))
+            # Each reply is read back from its spool as save_cassette takes it, and kept nowhere
+            # else: once written, its bytes are gone before the check loads the cassette back.
+            pairs = itertools.chain(kept, (exchange.pair() for exchange in exchanges))
+            scenario = save_cassette(path, pairs, check=lambda written: _loaded_as(written, flight.name, path))
         except CassetteError as err:
             raise self._not_recorded(flight, err.reason) from None
         except OSError as err:  # this machine's file system, never the upstream's doing
@@ -614,10 +708,10 @@ def os_error(err: OSError) -> str:
     return f"{name} ({err.strerror or err}){where}"
 
 
-def unrecordable(pairs: list) -> str | None:
+def unrecordable(exchanges: list[Exchange]) -> str | None:
     """Why these replies must not be recorded, beyond what loading the cassette checks."""
-    for _, reply in pairs:
-        for name, values in reply["headers"].items():
+    for exchange in exchanges:
+        for name, values in exchange.headers.items():
             encodings = {value.strip().lower() for value in values} - {"", "identity"}
             if name.lower() == "content-encoding" and encodings:
                 return (

@@ -1,0 +1,113 @@
+"""An upstream reply's bytes while it is relayed and recorded: in memory while small, past a
+threshold in a temporary file, as nginx buffers a proxied reply (``proxy_buffers``, then
+``proxy_temp_path``). A large reply is then held once, on disk, however many clients follow it;
+it is read back whole only by the thread that writes the recording.
+
+And the budget that all replies in flight share, so that many concurrent misses cannot between
+them hold more than a set number of bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+# Bytes of one reply kept in memory; the rest goes to an unnamed temporary file (in TMPDIR).
+SPOOL_THRESHOLD = 1024 * 1024
+# Bytes of upstream replies that the recordings in progress may hold between them (spooled or
+# not): four replies at record's 64 MiB cap.
+DEFAULT_REPLY_BUDGET = 256 * 1024 * 1024
+
+
+class Spool:
+    """A reply's blocks, in order. ``extend`` from the event loop as they arrive; ``block`` for a
+    client following them; ``read`` for the whole, once it is complete."""
+
+    def __init__(self, threshold: int = SPOOL_THRESHOLD):
+        self.threshold = threshold
+        self.size = 0
+        self._spans: list[tuple[int, int]] = []  # each block's (offset, length)
+        self._memory: list[bytes] | None = []  # the blocks, until they are spooled
+        self._file = None
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    @property
+    def spooled(self) -> bool:
+        return self._file is not None
+
+    def extend(self, blocks: list[bytes]) -> None:
+        """Add blocks; past the threshold, the whole reply so far moves to the file. OSError if
+        the file cannot be written (a full or unwritable TMPDIR)."""
+        offset = self.size
+        for block in blocks:
+            self._spans.append((self.size, len(block)))
+            self.size += len(block)
+        if self._memory is not None and self.size <= self.threshold:
+            self._memory.extend(blocks)
+            return
+        if self._memory is not None:
+            self._file = tempfile.TemporaryFile(prefix="mockllama-reply-")
+            blocks, offset, self._memory = [*self._memory, *blocks], 0, None
+        _write_at(self._file.fileno(), b"".join(blocks), offset)
+
+    def block(self, index: int) -> bytes:
+        if self._memory is not None:
+            return self._memory[index]
+        offset, length = self._spans[index]
+        return _read_at(self._file.fileno(), offset, length)
+
+    def read(self) -> bytes:
+        """The whole reply, one bytes object."""
+        if self._memory is not None:
+            return b"".join(self._memory)
+        return _read_at(self._file.fileno(), 0, self.size)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._memory = []
+        self._spans = []
+
+
+def _write_at(fd: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written
+
+
+def _read_at(fd: int, offset: int, length: int) -> bytes:
+    data = os.pread(fd, length, offset)
+    if len(data) == length:
+        return data
+    parts, got = [data], len(data)
+    while got < length:
+        more = os.pread(fd, length - got, offset + got)
+        if not more:
+            raise OSError(f"the temporary file ended {length - got} bytes early")
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+class ReplyBudget:
+    """Bytes of upstream replies held by the recordings in progress, against one limit."""
+
+    def __init__(self, limit: int = DEFAULT_REPLY_BUDGET):
+        self.limit = limit
+        self.held = 0
+
+    def fits(self, size: int) -> bool:
+        return self.held + size <= self.limit
+
+    def take(self, size: int) -> bool:
+        """Hold ``size`` more bytes, or refuse (False) when that would pass the limit."""
+        if not self.fits(size):
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
