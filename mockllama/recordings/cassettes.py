@@ -22,7 +22,7 @@ import yaml
 from mockllama.recordings.chat_twin import turn_of
 from mockllama.recordings.index import IndexWriter, read_index, stamp, unchanged
 from mockllama.recordings.parallel import map_in_order
-from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml
+from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml, load_yaml_file
 from mockllama.recordings.shape import reply_problem
 from mockllama.wire import sse
 from mockllama.wire.nesting import MAX_JSON_DEPTH, cannot_nest_deeper, depth_exceeds
@@ -34,6 +34,9 @@ CASSETTE_SUFFIXES = (".yaml", ".yml")
 DEFAULT_SETUP = "default"
 PROVENANCE = "provenance.json"
 MAX_PROVENANCE_BYTES = 1024 * 1024
+# A cassette larger than this is parsed as it is read, not held as text besides: one holding a
+# reply of tens of megabytes then loads in about twice its size of memory, not four times.
+STREAMED_CASSETTE_BYTES = 4 * 1024 * 1024
 
 
 class CassetteError(Exception):
@@ -232,16 +235,18 @@ class _Parsed:
 def read_cassette(path: Path):
     """vcrpy's (requests, responses), from YAML parsed safely here and read by vcrpy's own deserializer."""
     try:
-        if path.stat().st_size == 0:
+        size = path.stat().st_size
+        if size == 0:
             raise CassetteError(path, "the file is empty")
-        text = path.read_text(encoding="utf-8")
+        if size > STREAMED_CASSETTE_BYTES:
+            data = load_yaml_file(path, size)
+        else:
+            data = load_yaml(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise CassetteError(path, "the file is not UTF-8 text") from None
     except OSError as err:
         reason = "no such file" if isinstance(err, FileNotFoundError) else f"unreadable ({err.strerror or err})"
         raise CassetteError(path, reason) from None
-    try:
-        data = load_yaml(text)
     except UnsafeYaml as err:
         raise CassetteError(path, str(err)) from None
     except yaml.YAMLError as err:
@@ -253,7 +258,7 @@ def read_cassette(path: Path):
     from vcr.serialize import deserialize
 
     try:
-        loaded = deserialize(text, _Parsed(data))
+        loaded = deserialize("", _Parsed(data))  # _Parsed hands over the data: no text is read again
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         raise CassetteError(path, f"not a vcrpy cassette (no usable 'interactions' list: {err!r})") from None
     return loaded[0], loaded[1]

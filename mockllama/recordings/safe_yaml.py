@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import re
+from pathlib import Path
 
 import yaml
 
@@ -102,6 +103,12 @@ _ANCHOR = re.compile(r"&[^\s,\[\]{}]")
 _ALIAS = re.compile(r"\*[^\s,\[\]{}]")
 
 
+# The same on bytes: a byte past "&" or "*" that is not ASCII counts as a name, so a file may be
+# walked where its text would not be, never the other way.
+_ANCHOR_BYTES = re.compile(_ANCHOR.pattern.encode())
+_ALIAS_BYTES = re.compile(_ALIAS.pattern.encode())
+
+
 def _may_alias(text: str) -> bool:
     return _ANCHOR.search(text) is not None and _ALIAS.search(text) is not None
 
@@ -142,20 +149,49 @@ def _tree(loader, node):
 def load_yaml(text: str):
     """The one YAML document in ``text``, built with the safe loader; UnsafeYaml for tags or aliases
     mockllama refuses, yaml.YAMLError for text that is not YAML."""
-    loader = _CassetteLoader(text)
+    return _load(text, len(text), _may_alias(text))
+
+
+def load_yaml_file(path: Path, size: int):
+    """The one YAML document in the file at ``path`` (``size`` bytes), as ``load_yaml`` builds it but
+    parsed as the file is read: a document with a few very large scalars (a recorded reply of tens
+    of megabytes) is then never held whole as text, nor as the UTF-8 copy the parser takes of a
+    text. UnicodeDecodeError for a file that is not UTF-8."""
+    may_alias = _file_may_alias(path)
+    with open(path, encoding="utf-8") as handle:
+        return _load(handle, size, may_alias)
+
+
+def _file_may_alias(path: Path) -> bool:
+    """``_may_alias`` for a file, read a mebibyte at a time (a match may straddle two reads)."""
+    anchor = alias = False
+    tail = b""
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1024 * 1024):
+            window = tail + chunk
+            anchor = anchor or _ANCHOR_BYTES.search(window) is not None
+            alias = alias or _ALIAS_BYTES.search(window) is not None
+            if anchor and alias:
+                return True
+            tail = chunk[-1:]
+    return False
+
+
+def _load(source, size: int, may_alias: bool):
+    loader = _CassetteLoader(source)
     try:
         root = loader.get_single_node()
         if root is None:
             return None
-        limit = EXPANSION_FACTOR * len(text) + EXPANSION_SLACK
-        if not _may_alias(text):
+        limit = EXPANSION_FACTOR * size + EXPANSION_SLACK
+        if not may_alias:
             try:
                 return _tree(loader, root)
             except _Unusual:
                 pass  # PyYAML's constructor builds it, or says what is wrong with it
         elif expanded_size(root, limit) > limit:
             raise UnsafeYaml(
-                f"its YAML aliases expand to more than {limit} units from {len(text)} bytes "
+                f"its YAML aliases expand to more than {limit} units from {size} bytes "
                 "(a 'billion laughs' document); mockllama refuses it"
             )
         return loader.construct_document(root)

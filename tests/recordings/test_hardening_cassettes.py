@@ -20,7 +20,12 @@ from click.testing import CliRunner
 from mockllama.app import create_app
 from mockllama.behaviours.replay import BEHAVIOURS
 from mockllama.cli import main
-from mockllama.recordings.cassettes import CassetteError, bundled_cassette_dir, load_scenarios
+from mockllama.recordings.cassettes import (
+    STREAMED_CASSETTE_BYTES,
+    CassetteError,
+    bundled_cassette_dir,
+    load_scenarios,
+)
 from mockllama.server.background import BackgroundServer
 from support.httpkit import call, request_bytes
 
@@ -156,6 +161,61 @@ def test_a_nine_level_alias_bomb_is_refused_in_bounded_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024 * 1024, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_a_large_alias_bomb_read_as_it_is_parsed_is_refused_too(tmp_path):
+    """A cassette past STREAMED_CASSETTE_BYTES is parsed as it is read: the same refusal."""
+    padding = "# " + "x" * 78 + "\n"
+    text = padding * (STREAMED_CASSETTE_BYTES // len(padding) + 1) + _alias_bomb(7)
+    path = _write(tmp_path, "laughs", text)
+    assert path.stat().st_size > STREAMED_CASSETTE_BYTES
+    with pytest.raises(CassetteError, match="aliases expand"):
+        load_scenarios([tmp_path])
+
+
+def test_a_large_cassette_that_is_not_utf8_is_refused_as_such(tmp_path):
+    padding = "# " + "x" * 78 + "\n"
+    path = tmp_path / "latin.yaml"
+    path.write_bytes((padding * (STREAMED_CASSETTE_BYTES // len(padding) + 1)).encode() + b"# caf\xe9\n")
+    with pytest.raises(CassetteError, match="the file is not UTF-8 text"):
+        load_scenarios([tmp_path])
+
+
+# Reading back a recording of a reply of tens of megabytes (serve --upstream checks each one it
+# writes) held the file as text, the parser's UTF-8 copy of it, libyaml's scalar and the string
+# made of it: about 4.6 times the reply at its peak. Parsed as it is read: about 2.6 times.
+MEASURE_READ = """
+import json, sys
+from pathlib import Path
+from mockllama.recordings.cassettes import read_cassette
+
+def rss(key):
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) * 1024
+
+before = rss("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM starts again from here
+requests, responses = read_cassette(Path(sys.argv[1]))
+print(json.dumps({"peak": rss("VmHWM") - before, "body": len(responses[0]["body"]["string"])}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc")
+def test_a_large_reply_is_read_back_without_its_text_held_besides(tmp_path):
+    cassette = _recording("text-cut-8")
+    size = 40 * 1024 * 1024
+    response = cassette["interactions"][0]["response"]
+    reply = json.loads(response["body"]["string"])
+    reply["output"][-1]["content"][0]["text"] = "1, " * (size // 3)
+    response["body"]["string"] = json.dumps(reply)
+    path = tmp_path / "large.yaml"
+    with open(path, "w", encoding="utf-8") as handle:  # libyaml's dumper: the Python one takes long at this size
+        yaml.dump(cassette, handle, Dumper=yaml.CSafeDumper, sort_keys=False)
+    measured = subprocess.run(
+        [sys.executable, "-c", MEASURE_READ, str(path)], capture_output=True, text=True, check=True
+    )
+    result = json.loads(measured.stdout)
+    assert result["body"] > size
+    assert result["peak"] < 3.5 * size, f"peak {result['peak'] / 2**20:.0f} MiB for a {size / 2**20:.0f} MiB reply"
 
 
 def test_a_self_containing_alias_is_refused(tmp_path):

@@ -71,3 +71,25 @@ def test_a_document_without_aliases_does_not_go_through_pyyamls_constructor(monk
 
     monkeypatch.setattr(safe_yaml._CassetteLoader, "construct_document", refuse)
     assert load_yaml("a: [1, 2.5, true, null, text]\n") == {"a": [1, 2.5, True, None, "text"]}
+
+
+# --- a large file is parsed as it is read (issue 47 item 7) -------------------------------------------
+
+
+def test_a_file_parsed_as_it_is_read_builds_what_its_text_builds(tmp_path):
+    path = tmp_path / "large.yaml"
+    for source in sorted(bundled_cassette_dir().rglob("*.yaml"))[:5]:
+        text = source.read_text(encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
+        assert safe_yaml.load_yaml_file(path, path.stat().st_size) == load_yaml(text), source
+
+
+@pytest.mark.parametrize("at", [1024 * 1024 - 1, 1024 * 1024, 3])
+def test_an_anchor_and_an_alias_are_found_wherever_the_reads_split_them(tmp_path, at):
+    """The file is read a mebibyte at a time: "&a" or "*a" may straddle two reads."""
+    text = "x" * at + "&a y\n" + "z" * (2 * 1024 * 1024) + "*a\n"
+    path = tmp_path / "split.yaml"
+    path.write_text(text)
+    assert safe_yaml._may_alias(text) and safe_yaml._file_may_alias(path)
+    path.write_text(text.replace("*a", "a"))
+    assert not safe_yaml._file_may_alias(path)
