@@ -69,6 +69,11 @@ def _cassettes(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.rglob("*.yaml") if p.is_file())
 
 
+def _settle(mock: BackgroundServer) -> None:
+    """Until no recording is in progress: a buggy client has its reply before the write."""
+    assert wait_for(lambda: not mock.app[RECORDER].in_flight, 10)
+
+
 def _local_failure(status: int, body: bytes, code: str, path: Path) -> str:
     """The 500 a client waiting for the recording gets: this machine's fault, its errno, its path."""
     error = json.loads(body)["error"]
@@ -144,13 +149,9 @@ def test_the_buggy_client_still_gets_the_upstreams_reply(proxy, record_dir, upst
     with caplog.at_level(logging.WARNING, logger="mockllama"):
         status, _, body = call(proxy.url, "POST", "/buggy/v1/responses", REQUEST, MINE)
         assert (status, body) == (direct[0], direct[2])
-        proxy_settles(proxy)
+        _settle(proxy)
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "EISDIR" in logged and str(record_dir / "mine.yaml") in logged and "cannot reach" not in logged
-
-
-def proxy_settles(mock: BackgroundServer) -> None:
-    assert wait_for(lambda: not mock.app[RECORDER].in_flight, 10)
 
 
 def test_when_only_provenance_fails_the_recording_is_kept_served_and_said_to_be(proxy, record_dir, caplog):
