@@ -11,7 +11,8 @@ from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
 from mockllama.server.options import OptionError, directory, option, seconds, whole
 from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
 from mockllama.upstream.record_mode import SPELLINGS, RecordMode, parse_record_mode
-from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, RecordOnMiss
+from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, SHUTDOWN_GRACE, RecordOnMiss
+from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET
 
 
 def _upstream(address: str) -> str:
@@ -77,6 +78,27 @@ class RecordingOptions:
         ),
     )
 
+    shutdown_grace: float = field(
+        default=SHUTDOWN_GRACE,
+        metadata=option(
+            "--shutdown-grace",
+            "With --upstream: on Ctrl-C or SIGTERM, seconds the recordings in progress may take to finish; "
+            "past it they are abandoned, nothing of them written, and recorded again on the next miss.",
+            metavar="SECONDS",
+            parse=seconds(0),
+        ),
+    )
+    reply_budget: int = field(
+        default=DEFAULT_REPLY_BUDGET,
+        metadata=option(
+            "--reply-budget",
+            "With --upstream: upstream reply bytes that all recordings in progress may hold between them; "
+            "a miss whose reply would pass it gets a 503. Replies over 1 MiB are held in a temporary file.",
+            metavar="BYTES",
+            parse=whole(1),
+        ),
+    )
+
     def __post_init__(self) -> None:
         if self.record_mode is not None:
             object.__setattr__(self, "record_mode", parse_record_mode(self.record_mode))
@@ -108,4 +130,6 @@ def record_on_miss(options: RecordingOptions) -> RecordOnMiss | None:
         record_dir(options),
         options.record_mode or RecordMode.NEW,
         options.max_reply_bytes or DEFAULT_MAX_REPLY_BYTES,
+        shutdown_grace=options.shutdown_grace,
+        reply_budget=options.reply_budget,
     )

@@ -19,6 +19,7 @@ from aiohttp import web
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_cassette
 from mockllama.server.background import BackgroundServer
+from mockllama.upstream import options as upstream_options
 from mockllama.upstream import record_on_miss
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.proxy import RECORDER
@@ -200,3 +201,10 @@ def test_concurrent_misses_share_one_budget(proxy, tmp_path):
         status, _, body = call(mock.url, "POST", "/fixed/v1/responses", REQUEST, other)
         assert status == 200, body[:300]
     assert sorted(p.name for p in (tmp_path / "recorded").glob("*.yaml")) == ["big.yaml", "other.yaml"]
+
+
+def test_the_budget_and_the_shutdown_grace_are_options_of_serve_and_the_plugin():
+    """--reply-budget and --shutdown-grace reach the recorder, as every other recording option does."""
+    options = upstream_options.RecordingOptions(upstream="http://127.0.0.1:9", reply_budget=1234, shutdown_grace=1.5)
+    recording = upstream_options.record_on_miss(options)
+    assert (recording.reply_budget, recording.shutdown_grace) == (1234, 1.5)
