@@ -12,11 +12,23 @@ When the twin says ``length``, each aspect of the cut reply is judged on its own
 the response ``status``, ``incomplete_details.reason``, the cut output item's ``status``,
 ``completed_at``, and in a stream the terminal event and the cut call's
 ``response.function_call_arguments.done``. An aspect is ``dishonest`` when it says the reply
-finished, ``honest`` when it reports the cut as an honest server does, ``wrong`` when it does
-neither (missing, or another value), and ``not applicable`` when the reply has nothing it could
-say it in. Verdicts: ``dishonest`` (exit 1) when any aspect of any probe is; ``honest`` (exit 0)
-when every aspect that applies is; otherwise ``unknown`` (exit 2), with the reason. Where the
-failing aspects fit a variant seen in another server (``VARIANTS``), the verdict names it.
+finished (a ``null`` status too: a client that checks ``status == "incomplete"`` reads it so),
+``honest`` when it reports the cut as an honest server does, ``wrong`` when it does neither
+(missing, or another value), and ``not applicable`` when the reply has nothing it could say it
+in. A stream has exactly one terminal event; more than one is never honest.
+
+A status is only worth checking if it can say both things, so each probe also sends a request
+with room to finish (``FINISHING``: ``text-finishes``, ``tool-finishes``, ``thinking-finishes``)
+and its twin, and requires that reply reported ``completed``: a server that says ``incomplete``
+to every reply is dishonest the other way.
+
+Verdicts: ``dishonest`` (exit 1) when any aspect of any probe is, in either direction; ``wrong``
+(exit 1 too: the server reports a cut, but not as the Responses API does, and a client that
+reads that field misses it) when an aspect is wrong and none dishonest; ``honest`` (exit 0) when
+every aspect that applies is; otherwise ``unknown`` (exit 2: can't tell), with the reason. Where
+the signals of a probe's cut reply are those another server writes (``VARIANTS``), the verdict
+names that server. Where ``usage.output_tokens`` of a cut reply stays below the limit, the report
+says that the one fallback signal a client has when the status lies is gone.
 
 The ``reasoning`` probe asks the forced-thinking question (``thinking-cut-12``, from the
 forced-thinking catalogue): a reply cut while the model is still thinking. It can only judge a
@@ -52,7 +64,15 @@ PROBE_SCENARIOS = {
     "reasoning": ("thinking-cut-12",),
 }
 PROBE_CATALOGUES = {"reasoning": "forced-thinking"}
-EXIT_CODES = {"honest": 0, "dishonest": 1, "unknown": 2}
+# Each cut scenario's twin with room to finish: the same kind of request, a limit it stays inside.
+FINISHING = {"text-cut-8": "text-finishes", "tool-cut-20": "tool-finishes", "thinking-cut-12": "thinking-finishes"}
+# The chat twin's finish_reason for a reply that finished inside its limit.
+FINISHED_REASONS = ("stop", "tool_calls")
+# A report's verdict is its worst probe's, in this order.
+VERDICTS = ("dishonest", "wrong", "unknown", "honest")
+# A wrong field is a fault found, as a lie is, not a doubt: a CI gate that lets "can't tell" pass must still fail it.
+EXIT_CODES = {"honest": 0, "dishonest": 1, "wrong": 1, "unknown": 2}
+TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # The server's answer can't be judged: unreachable, an HTTP error, not JSON, a timeout.
@@ -68,6 +88,8 @@ ASPECTS = {
     "function_call_arguments.done": "function_call_arguments.done",
 }
 NOT_APPLICABLE = "not applicable"
+# What the report calls the usage judgement, beside the aspects: it is no aspect, and no verdict rests on it.
+LABELS = {**ASPECTS, "usage_fallback": "usage fallback"}
 
 
 # --- JSON as RFC 8259 has it ---
@@ -182,7 +204,8 @@ def _response_object(response, path: str) -> dict:
     """A Responses object whose fields the verdict reads, or ProbeFailed saying what is wrong."""
     if not isinstance(response, dict):
         raise ProbeFailed(f"POST {path} answered a response that is not a JSON object")
-    if not isinstance(response.get("status"), str):
+    # A null status is a known variant (inspect_ai's), judged below; a missing one is no response object.
+    if "status" not in response or not (response["status"] is None or isinstance(response["status"], str)):
         raise ProbeFailed(f'POST {path} answered a response without a "status" string')
     output = response.get("output") or []
     if not isinstance(output, list) or not all(isinstance(item, dict) for item in output):
@@ -239,14 +262,20 @@ def _reason(value) -> str | None:
     return value
 
 
+def _is_terminal(event: StreamEvent) -> bool:
+    return event.data.get("type") in TERMINAL_EVENTS or event.name in TERMINAL_EVENTS
+
+
 @dataclass
 class Seen:
-    """The cut reply a probe judges: the response (in a stream, the one its last event carries),
-    and for a stream that last event and the arguments each arguments.done event carried."""
+    """The reply a probe judges: the response (in a stream, the one its last event carries),
+    and for a stream that last event, every terminal event it sent, and the arguments each
+    arguments.done event carried."""
 
     response: dict
     terminal: StreamEvent | None = None
     arguments_done: dict = field(default_factory=dict)  # item_id -> arguments
+    terminals: tuple[StreamEvent, ...] = ()  # the events named or typed as a terminal event, in order
 
 
 @dataclass
@@ -273,7 +302,7 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
             for e in events
             if e.data.get("type") == "response.function_call_arguments.done"
         }
-        seen = Seen(response, terminal, done)
+        seen = Seen(response, terminal, done, tuple(e for e in events if _is_terminal(e)))
         calls = _function_calls(response)
         fields = {
             "terminal_event": terminal.data.get("type"),
@@ -352,7 +381,7 @@ class Aspect:
 
     @property
     def line(self) -> str:
-        return f"  {self.verdict:<9} {ASPECTS[self.name]}: {self.seen} ({self.why})"
+        return f"  {self.verdict:<9} {LABELS[self.name]}: {self.seen} ({self.why})"
 
 
 _ABSENT = object()
@@ -364,6 +393,10 @@ def _judge_status(response: dict) -> Aspect:
         return Aspect("status", "honest", repr(status), "the reply was cut")
     if status == "completed":
         return Aspect("status", "dishonest", repr(status), "says the reply finished")
+    if status is None:
+        return Aspect(
+            "status", "dishonest", "null", "a client that checks status == 'incomplete' takes the reply as finished"
+        )
     return Aspect("status", "wrong", repr(status), "neither 'incomplete' nor 'completed'")
 
 
@@ -376,7 +409,12 @@ def _judge_reason(response: dict) -> Aspect:
     reason = details.get("reason")
     if reason == "max_output_tokens":
         return Aspect(name, "honest", repr(reason), "names the limit that cut the reply")
-    return Aspect(name, "wrong", repr(reason), "not 'max_output_tokens', the limit that cut the reply")
+    return Aspect(
+        name,
+        "wrong",
+        repr(reason),
+        "must be 'max_output_tokens', the limit that cut the reply: a client that checks for it misses the cut",
+    )
 
 
 def _judge_cut_item(response: dict) -> Aspect:
@@ -407,13 +445,39 @@ def _judge_completed_at(response: dict) -> Aspect:
     return Aspect("completed_at", "wrong", f"{value!r:.40}", "neither null nor a time")
 
 
+def _event_names(event: StreamEvent) -> set:
+    """What a client may switch on: the JSON type, and the SSE event line where there is one."""
+    return {event.data.get("type")} | ({event.name} if event.name is not None else set())
+
+
+def _shown(event: StreamEvent) -> str:
+    kind = event.data.get("type")
+    return repr(kind) if _event_names(event) == {kind} else f"event: {event.name!r} with type {kind!r}"
+
+
+def _several_terminals(seen: Seen, lie: str, says: str) -> Aspect | None:
+    """More than one terminal event: never honest. Dishonest when one of them is ``lie``, the
+    event that misreports this reply, for a client that stops at the first or reads to the last."""
+    if len(seen.terminals) < 2:
+        return None
+    shown = f"{len(seen.terminals)} terminal events: " + ", then ".join(_shown(e) for e in seen.terminals)
+    why = "a stream has exactly one terminal event"
+    if lie in _event_names(seen.terminals[0]):
+        return Aspect("terminal_event", "dishonest", shown, f"{why}; a client that stops at the first {says}")
+    if any(lie in _event_names(event) for event in seen.terminals[1:]):
+        return Aspect("terminal_event", "dishonest", shown, f"{why}; a client that reads to the last {says}")
+    return Aspect("terminal_event", "wrong", shown, why)
+
+
 def _judge_terminal(seen: Seen) -> Aspect:
     name = "terminal_event"
     if seen.terminal is None:
         return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream has one")
-    kind = seen.terminal.data.get("type")
-    names = {kind} | ({seen.terminal.name} if seen.terminal.name is not None else set())
-    shown = repr(kind) if names == {kind} else f"event: {seen.terminal.name!r} with type {kind!r}"
+    several = _several_terminals(seen, "response.completed", "takes the reply as finished")
+    if several is not None:
+        return several
+    names = _event_names(seen.terminal)
+    shown = _shown(seen.terminal)
     status = seen.response.get("status")
     if "response.completed" in names:
         why = "a client that switches on the event type takes the reply as finished"
@@ -455,6 +519,42 @@ def _judge_arguments_done(seen: Seen) -> Aspect:
         f"sent for the cut call, with its arguments {sent!r:.60}",
         "the cut call's arguments as generated",
     )
+
+
+def _judge_finished_status(response: dict) -> Aspect:
+    status = response.get("status")
+    if status == "completed":
+        return Aspect("status", "honest", repr(status), "the reply finished, and says so")
+    if status == "incomplete":
+        return Aspect("status", "dishonest", repr(status), "says a reply that finished inside its limit was cut")
+    return Aspect(
+        "status", "wrong", "null" if status is None else repr(status), "a reply that finished says 'completed'"
+    )
+
+
+def _judge_finished_terminal(seen: Seen) -> Aspect:
+    name = "terminal_event"
+    if seen.terminal is None:
+        return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream has one")
+    several = _several_terminals(seen, "response.incomplete", "takes the finished reply as cut")
+    if several is not None:
+        return several
+    names = _event_names(seen.terminal)
+    if names == {"response.completed"}:
+        return Aspect(name, "honest", _shown(seen.terminal), "the stream ends as a finished reply's stream does")
+    if "response.incomplete" in names:
+        return Aspect(
+            name,
+            "dishonest",
+            _shown(seen.terminal),
+            "a client that switches on the event type takes the finished reply as cut",
+        )
+    return Aspect(name, "wrong", _shown(seen.terminal), "a finished stream ends with response.completed")
+
+
+def judge_finished(seen: Seen) -> list[Aspect]:
+    """The aspects of a reply that finished inside its limit: it must not say it was cut."""
+    return [_judge_finished_status(seen.response), _judge_finished_terminal(seen)]
 
 
 def judge_aspects(seen: Seen) -> list[Aspect]:
@@ -503,6 +603,10 @@ VARIANTS = (
 
 @dataclass
 class ProbeResult:
+    """One probe's request and its verdict. For a cut request, ``usage_fallback`` says whether
+    usage.output_tokens reaches the limit, and ``finished`` is the same probe's request with room
+    to finish, judged the other way (None when the cut request got no answer to judge)."""
+
     probe: str
     scenario: str
     verdict: str
@@ -510,20 +614,33 @@ class ProbeResult:
     observations: list[Observation] = field(default_factory=list)
     aspects: list[Aspect] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)
+    usage_fallback: Aspect | None = None
+    finished: ProbeResult | None = None
 
     def failing(self, verdict: str) -> list[Aspect]:
         return [aspect for aspect in self.aspects if aspect.verdict == verdict]
 
     def lines(self) -> list[str]:
+        fallback = self.usage_fallback
         return [
             *(obs.line for obs in self.observations),
             *(aspect.line for aspect in self.aspects if aspect.verdict != NOT_APPLICABLE),
+            *([fallback.line] if fallback is not None and fallback.verdict == "gone" else []),
             *(f"  known variant: {variant}" for variant in self.variants),
+            *(self.finished.lines() if self.finished is not None else []),
         ]
 
 
 def _listed(aspects: list[Aspect]) -> str:
     return ", ".join(f"{ASPECTS[aspect.name]} ({aspect.seen})" for aspect in aspects)
+
+
+def _explained(aspects: list[Aspect]) -> str:
+    """Each aspect with what it said and what is wrong with that, once, in the order judged."""
+    first: dict[str, Aspect] = {}
+    for aspect in aspects:
+        first.setdefault(aspect.name, aspect)
+    return ", ".join(f"{ASPECTS[name]} ({first[name].seen}: {first[name].why})" for name in ASPECTS if name in first)
 
 
 def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, list[Aspect], list[str]]:
@@ -560,27 +677,104 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
         return "dishonest", reason + (f"; also wrong: {_listed(wrong)}" if wrong else ""), aspects, variants
     if not wrong:
         return "honest", "reported as 'incomplete' with reason 'max_output_tokens'", aspects, variants
-    return "unknown", f"not reported as finished, but not fully as cut either: {_listed(wrong)}", aspects, variants
+    return "wrong", f"not reported as finished, but not fully as cut either: {_explained(wrong)}", aspects, variants
+
+
+def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list[Aspect]]:
+    """The verdict on a request with room to finish: a status that says 'incomplete' there too
+    tells a client nothing."""
+    if twin_reason not in FINISHED_REASONS:
+        return (
+            "unknown",
+            (
+                f"the chat twin says finish_reason={twin_reason!r}, not 'stop' or 'tool_calls': the request "
+                "with room to finish did not finish, so it proves nothing"
+            ),
+            [],
+        )
+    aspects = judge_finished(seen)
+    dishonest = [a for a in aspects if a.verdict == "dishonest"]
+    wrong = [a for a in aspects if a.verdict == "wrong"]
+    if dishonest:
+        reason = f"the chat twin says {twin_reason!r} but the reply is reported as cut by: {_listed(dishonest)}"
+        return "dishonest", reason + (f"; also wrong: {_listed(wrong)}" if wrong else ""), aspects
+    if wrong:
+        return "wrong", f"reported as finished, but wrongly: {_explained(wrong)}", aspects
+    return "honest", "reported as 'completed'", aspects
+
+
+def _judge_usage(response: dict, limit) -> Aspect:
+    """Where the status lies, usage.output_tokens reaching max_output_tokens is the one signal
+    of the cut a client has left (the reference client's second rule)."""
+    tokens = (response.get("usage") or {}).get("output_tokens")
+    name = "usage_fallback"
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not isinstance(limit, int):
+        return Aspect(name, "gone", "no usage.output_tokens", "the one fallback signal where the status lies")
+    if tokens >= limit:
+        return Aspect(
+            name,
+            "kept",
+            f"output_tokens={tokens} reaches max_output_tokens={limit}",
+            "a client can tell the cut from the usage where the status lies",
+        )
+    return Aspect(
+        name,
+        "gone",
+        f"output_tokens={tokens} is below max_output_tokens={limit}",
+        "the one fallback signal where the status lies: the usage does not show the cut either",
+    )
+
+
+def _ask(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
+    """Send the scenario's Responses request and its chat twin; the reply, the twin's finish_reason, the limit."""
+    responses_body, chat_body = _recorded_requests(probe, scenario, probe == "stream", model)
+    seen, observed = _observe_responses(target, responses_body, timeout, probe)
+    result.observations.append(observed)
+    twin = _observe_chat(target, chat_body, timeout)
+    result.observations.append(twin)
+    return seen, twin.fields["finish_reason"], observed.limit
+
+
+def _unreadable(err: Exception) -> str:
+    return f"the server's reply has a shape the probe cannot read ({type(err).__name__}: {err})"
+
+
+# A shape nothing in the probe foresaw, from a server that answered something unexpected.
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+
+
+def _probe_finished(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
+    result = ProbeResult(probe, scenario, "unknown", "")
+    try:
+        seen, twin_reason, _ = _ask(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects = _judge_finished(seen, twin_reason)
+    except ProbeFailed as failure:
+        result.reason = str(failure)
+    except _SHAPE_ERRORS as err:
+        result.reason, result.aspects = _unreadable(err), []
+    return result
 
 
 def _probe_one(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    stream = probe == "stream"
-    responses_body, chat_body = _recorded_requests(probe, scenario, stream, model)
     result = ProbeResult(probe, scenario, "unknown", "")
     try:
-        seen, observed = _observe_responses(target, responses_body, timeout, probe)
-        result.observations.append(observed)
-        twin = _observe_chat(target, chat_body, timeout)
-        result.observations.append(twin)
-        result.verdict, result.reason, result.aspects, result.variants = _judge(
-            seen, twin.fields["finish_reason"], probe
-        )
+        seen, twin_reason, limit = _ask(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin_reason, probe)
+        if twin_reason == "length":
+            result.usage_fallback = _judge_usage(seen.response, limit)
     except ProbeFailed as failure:
         result.reason = str(failure)
-    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as err:  # a shape nothing above foresaw
-        result.reason = f"the server's reply has a shape the probe cannot read ({type(err).__name__}: {err})"
-        result.aspects, result.variants = [], []
+        return result
+    except _SHAPE_ERRORS as err:
+        result.reason = _unreadable(err)
+        result.aspects, result.variants, result.usage_fallback = [], [], None
+        return result
+    result.finished = _probe_finished(target, probe, FINISHING[scenario], model, timeout)
     return result
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 @dataclass
@@ -589,18 +783,43 @@ class Report:
     probes: list[ProbeResult]
 
     @property
+    def finished(self) -> list[ProbeResult]:
+        """The results of the requests with room to finish."""
+        return [probe.finished for probe in self.probes if probe.finished is not None]
+
+    @property
     def verdict(self) -> str:
-        verdicts = {probe.verdict for probe in self.probes}
-        return "dishonest" if "dishonest" in verdicts else "unknown" if "unknown" in verdicts else "honest"
+        verdicts = {result.verdict for result in [*self.probes, *self.finished]}
+        return next((verdict for verdict in VERDICTS if verdict in verdicts), "honest")
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]
 
-    def _named(self, verdict: str) -> str:
-        """The aspects with this verdict in any probe, each named once, in the order they are judged."""
-        names = {aspect.name for probe in self.probes for aspect in probe.failing(verdict)}
+    @staticmethod
+    def _named(verdict: str, results: list[ProbeResult]) -> str:
+        """The aspects with this verdict in any of ``results``, each named once, in the order they are judged."""
+        names = {aspect.name for result in results for aspect in result.failing(verdict)}
         return ", ".join(label for name, label in ASPECTS.items() if name in names)
+
+    @classmethod
+    def _direction(cls, results: list[ProbeResult], said: str, says: str) -> str | None:
+        """What is wrong with one direction's replies (cut, or finished), or None."""
+        dishonest, wrong = cls._named("dishonest", results), cls._named("wrong", results)
+        if dishonest:
+            return f"{said} is reported as {says} by: {dishonest}" + (f"; also wrong: {wrong}" if wrong else "")
+        if wrong:
+            return f"{said} is reported wrongly: {_explained([a for r in results for a in r.failing('wrong')])}"
+        return None
+
+    def _fallback(self) -> str:
+        gone = [p.probe for p in self.probes if p.usage_fallback is not None and p.usage_fallback.verdict == "gone"]
+        if not gone:
+            return ""
+        return (
+            f" usage.output_tokens of a cut reply stays below max_output_tokens ({', '.join(dict.fromkeys(gone))}): "
+            "the one fallback signal a client has where the status lies is gone."
+        )
 
     @property
     def summary(self) -> str:
@@ -608,22 +827,33 @@ class Report:
         return printable(self._summary())
 
     def _summary(self) -> str:
-        if self.verdict == "dishonest":
-            summary = (
-                f"{self.url}: a reply cut off at max_output_tokens is reported as finished by: "
-                f"{self._named('dishonest')}"
-            )
-            wrong = self._named("wrong")
-            summary += f"; also wrong: {wrong}" if wrong else ""
-            variants = list(dict.fromkeys(variant for probe in self.probes for variant in probe.variants))
-            return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".")
-        if self.verdict == "honest":
+        verdict = self.verdict
+        if verdict == "honest":
             return (
                 f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
-                "(reason 'max_output_tokens')."
+                "(reason 'max_output_tokens')." + self._fallback()
             )
-        reasons = "; ".join(f"{p.probe}: {p.reason}" for p in self.probes if p.verdict == "unknown")
-        return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}."
+        if verdict == "unknown":
+            reasons = "; ".join(
+                f"{result.probe}{'' if result is probe else ', with room to finish'}: {result.reason}"
+                for probe in self.probes
+                for result in (probe, probe.finished)
+                if result is not None and result.verdict == "unknown"
+            )
+            return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}." + self._fallback()
+        parts = [
+            part
+            for part in (
+                self._direction(self.probes, "a reply cut off at max_output_tokens", "finished"),
+                self._direction(self.finished, "a reply that finished inside its limit", "cut"),
+            )
+            if part is not None
+        ]
+        if not parts:  # a verdict no aspect explains: say the probes' own reasons
+            parts = [f"{r.probe}: {r.reason}" for r in [*self.probes, *self.finished] if r.verdict == verdict]
+        summary = f"{self.url}: " + ". ".join([parts[0], *map(_sentence, parts[1:])])
+        variants = list(dict.fromkeys(variant for probe in self.probes for variant in probe.variants))
+        return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".") + self._fallback()
 
     def lines(self) -> list[str]:
         """The report as printed. A reason quotes what a hostile server sent (a bad status line),

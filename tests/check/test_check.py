@@ -48,6 +48,10 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
         ),
         "  dishonest completed_at: 1796055997 (a completion time for a reply that did not complete)",
         "  known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)",
+        # the same probe's request with room to finish (text-finishes), reported as finished
+        "/v1/responses max_output_tokens=400: status='completed' incomplete_details=None output_tokens=8",
+        "/v1/chat/completions max_tokens=400: finish_reason='stop'",
+        "  honest    status: 'completed' (the reply finished, and says so)",
         (
             f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: status, cut item "
             f"status, completed_at; also wrong: incomplete_details.reason. {STOCK}"

@@ -18,11 +18,12 @@ import re
 
 import pytest
 
-from mockllama.check import Aspect, Observation, ProbeResult, Report, Seen, StreamEvent
+from mockllama.check import Aspect, Observation, ProbeResult, Report, Seen, StreamEvent, _judge_finished
 from mockllama.check import _judge as _judge_probe
 from support import ROOT, yamlkit
 
 INCOMPLETE = {"reason": "max_output_tokens"}
+NOT_A_STREAM = Aspect("terminal_event", "not applicable", "not a stream", "only a stream has one")
 
 
 def _judge(reply: dict, twin_reason, probe: str = "tool"):
@@ -103,20 +104,42 @@ def test_without_a_length_twin_the_probe_proves_nothing(name, reason):
     [
         ("incomplete", None),
         ("incomplete", {"reason": "content_filter"}),
+        ("incomplete", {"reason": "length"}),
         ("failed", INCOMPLETE),
-        (None, INCOMPLETE),
         ("in_progress", None),
     ],
 )
-def test_a_reply_neither_completed_nor_honestly_incomplete_is_unknown(status, details):
+def test_a_reply_neither_completed_nor_honestly_incomplete_is_wrong(status, details):
+    """Wrong, not can't tell: the reply says what it says, and a client that reads that field
+    misses the cut. The reason names each wrong field, what it said and what is wrong with it."""
     reply = {**_recorded("text-cut-8"), "status": status, "incomplete_details": details, "completed_at": None}
     reply["output"] = [{**item, "status": "incomplete"} for item in reply["output"]]
     verdict, reason = _judge(reply, "length")
-    assert verdict == "unknown"
+    assert verdict == "wrong"
     assert reason.startswith("not reported as finished, but not fully as cut either: ")
     wrong = reason.removeprefix("not reported as finished, but not fully as cut either: ")
-    assert (f"status ({status!r})" in wrong) is (status != "incomplete")
+    assert (f"status ({status!r}: neither 'incomplete' nor 'completed')" in wrong) is (status != "incomplete")
     assert ("incomplete_details.reason" in wrong) is (details != INCOMPLETE)
+
+
+def test_a_wrong_reason_says_what_it_must_be():
+    reply = _honest("text-cut-8")
+    reply["incomplete_details"] = {"reason": "length"}
+    assert _judge(reply, "length") == (
+        "wrong",
+        "not reported as finished, but not fully as cut either: incomplete_details.reason ('length': must be "
+        "'max_output_tokens', the limit that cut the reply: a client that checks for it misses the cut)",
+    )
+
+
+@pytest.mark.parametrize("details", [INCOMPLETE, None])
+def test_a_null_status_is_dishonest_whatever_incomplete_details_says(details):
+    """inspect_ai's variant: a client that checks status == 'incomplete' takes the reply as finished."""
+    reply = _honest("text-cut-8")
+    reply["status"], reply["incomplete_details"] = None, details
+    verdict, reason = _judge(reply, "length")
+    assert verdict == "dishonest"
+    assert reason.startswith("the chat twin says 'length' but the reply is reported as finished by: status (null)")
 
 
 def test_a_reply_without_output_is_judged_by_its_status():
@@ -157,15 +180,15 @@ def test_without_a_reasoning_item_the_reason_says_how_to_make_llama_server_think
 
 
 COMPLETED_STATUS = Aspect("status", "dishonest", "'completed'", "says the reply finished")
+LENGTH_REASON = Aspect("incomplete_details.reason", "wrong", "'length'", "must be 'max_output_tokens'")
+ASPECTS_FOR = {"dishonest": [COMPLETED_STATUS], "wrong": [LENGTH_REASON]}
 
 
 def _report(*verdicts: str) -> Report:
     return Report(
         "http://x",
         [
-            ProbeResult(
-                f"p{n}", "text-cut-8", verdict, f"why {n}", aspects=[COMPLETED_STATUS] if verdict == "dishonest" else []
-            )
+            ProbeResult(f"p{n}", "text-cut-8", verdict, f"why {n}", aspects=ASPECTS_FOR.get(verdict, []))
             for n, verdict in enumerate(verdicts)
         ],
     )
@@ -176,7 +199,11 @@ def _report(*verdicts: str) -> Report:
     [
         (("honest",), "honest", 0),
         (("dishonest",), "dishonest", 1),
+        (("wrong",), "wrong", 1),
         (("unknown",), "unknown", 2),
+        (("wrong", "unknown"), "wrong", 1),
+        (("wrong", "dishonest"), "dishonest", 1),
+        (("honest", "wrong"), "wrong", 1),
         (("honest", "dishonest", "unknown"), "dishonest", 1),
         (("unknown", "dishonest"), "dishonest", 1),
         (("honest", "unknown"), "unknown", 2),
@@ -372,3 +399,129 @@ def test_what_a_reply_cannot_say_is_not_applicable():
     assert _aspects(Seen(empty))["cut_item.status"] == "not applicable"
     streamed = Seen(text, StreamEvent("response.incomplete", {"type": "response.incomplete"}))
     assert _aspects(streamed)["function_call_arguments.done"] == "not applicable"  # the cut item is a message
+
+
+# A stream has exactly one terminal event.
+
+
+def _terminal(kind: str) -> StreamEvent:
+    return StreamEvent(kind, {"type": kind, "response": {}})
+
+
+@pytest.mark.parametrize(
+    ("kinds", "expected", "why"),
+    [
+        (
+            ["response.completed", "response.incomplete"],
+            "dishonest",
+            "a stream has exactly one terminal event; a client that stops at the first takes the reply as finished",
+        ),
+        (
+            ["response.incomplete", "response.completed"],
+            "dishonest",
+            "a stream has exactly one terminal event; a client that reads to the last takes the reply as finished",
+        ),
+        (["response.incomplete", "response.incomplete"], "wrong", "a stream has exactly one terminal event"),
+        (["response.failed", "response.incomplete"], "wrong", "a stream has exactly one terminal event"),
+    ],
+)
+def test_more_than_one_terminal_event_is_never_honest(kinds, expected, why):
+    seen = _honest_stream()
+    seen.terminals = tuple(_terminal(kind) for kind in kinds)
+    seen.terminal = seen.terminals[-1]
+    aspect = {aspect.name: aspect for aspect in _judge_probe(seen, "length", "stream")[2]}["terminal_event"]
+    assert (aspect.verdict, aspect.why) == (expected, why)
+    assert aspect.seen == f"{len(kinds)} terminal events: " + ", then ".join(repr(kind) for kind in kinds)
+    assert _changed_aspects(seen) == {"terminal_event": expected}
+
+
+def test_one_terminal_event_among_other_events_is_judged_as_before():
+    seen = _honest_stream()
+    seen.terminals = (seen.terminal,)
+    assert set(_aspects(seen).values()) == {"honest"}
+
+
+# The request with room to finish: it must be reported finished.
+
+
+def _finished(name: str, stream_end: str | None = None, **changes) -> Seen:
+    reply = {**_recorded(name), **changes}
+    if stream_end is None:
+        return Seen(reply)
+    terminal = StreamEvent(stream_end, {"type": stream_end, "response": reply})
+    return Seen(reply, terminal, {}, (terminal,))
+
+
+@pytest.mark.parametrize("name", ["text-finishes", "tool-finishes"])
+def test_a_finished_reply_reported_completed_is_honest(name):
+    reason = "stop" if name == "text-finishes" else "tool_calls"
+    assert yamlkit.chat_finish_reason(name, False) == reason
+    assert _judge_finished(_finished(name), reason) == (
+        "honest",
+        "reported as 'completed'",
+        [Aspect("status", "honest", "'completed'", "the reply finished, and says so"), NOT_A_STREAM],
+    )
+
+
+def test_a_finished_reply_reported_incomplete_is_dishonest_the_other_way():
+    verdict, reason, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), "stop")
+    assert verdict == "dishonest"
+    assert reason == "the chat twin says 'stop' but the reply is reported as cut by: status ('incomplete')"
+    assert aspects[0].why == "says a reply that finished inside its limit was cut"
+
+
+@pytest.mark.parametrize(
+    ("end", "status", "expected"),
+    [
+        ("response.completed", "completed", {"status": "honest", "terminal_event": "honest"}),
+        ("response.incomplete", "completed", {"status": "honest", "terminal_event": "dishonest"}),
+        ("response.incomplete", "incomplete", {"status": "dishonest", "terminal_event": "dishonest"}),
+        ("response.failed", "completed", {"status": "honest", "terminal_event": "wrong"}),
+        ("response.completed", None, {"status": "wrong", "terminal_event": "honest"}),
+        ("response.completed", "queued", {"status": "wrong", "terminal_event": "honest"}),
+    ],
+)
+def test_a_finished_stream_is_judged_by_its_status_and_its_terminal_event(end, status, expected):
+    aspects = _judge_finished(_finished("tool-finishes", end, status=status), "tool_calls")[2]
+    assert {aspect.name: aspect.verdict for aspect in aspects} == expected
+
+
+def test_two_terminal_events_in_a_finished_stream_are_never_honest():
+    seen = _finished("text-finishes", "response.completed")
+    seen.terminals = (_terminal("response.completed"), _terminal("response.completed"))
+    assert _judge_finished(seen, "stop")[2][1].verdict == "wrong"
+    seen.terminals = (_terminal("response.incomplete"), _terminal("response.completed"))
+    assert _judge_finished(seen, "stop")[2][1].verdict == "dishonest"
+
+
+@pytest.mark.parametrize("reason", ["length", None, "content_filter"])
+def test_a_request_with_room_to_finish_that_did_not_finish_proves_nothing(reason):
+    verdict, why, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), reason)
+    assert (verdict, aspects) == ("unknown", [])
+    assert why == (
+        f"the chat twin says finish_reason={reason!r}, not 'stop' or 'tool_calls': the request with room to "
+        "finish did not finish, so it proves nothing"
+    )
+
+
+def test_the_summary_names_each_direction_in_its_own_sentence():
+    finished = ProbeResult(
+        "text", "text-finishes", "dishonest", "r", aspects=[Aspect("status", "dishonest", "'incomplete'", "c")]
+    )
+    cut = ProbeResult("text", "text-cut-8", "dishonest", "r", aspects=[COMPLETED_STATUS], finished=finished)
+    assert Report("http://x", [cut]).summary == (
+        "http://x: a reply cut off at max_output_tokens is reported as finished by: status. A reply that finished "
+        "inside its limit is reported as cut by: status."
+    )
+    cut = ProbeResult("text", "text-cut-8", "honest", "r", finished=finished)
+    report = Report("http://x", [cut])
+    assert (report.verdict, report.exit_code) == ("dishonest", 1)
+    assert report.summary == "http://x: a reply that finished inside its limit is reported as cut by: status."
+
+
+def test_can_t_tell_names_the_request_with_room_to_finish_apart():
+    finished = ProbeResult("text", "text-finishes", "unknown", "why not")
+    report = Report("http://x", [ProbeResult("text", "text-cut-8", "honest", "r", finished=finished)])
+    assert report.summary == (
+        "http://x: can't tell whether a cut-off reply is reported honestly: text, with room to finish: why not."
+    )

@@ -1,6 +1,7 @@
 """`mockllama check` against hostile servers (issue 11, items 10 and 11): one deadline per
 request, a cap on what is read, and exit 2 with a one-line reason for anything that is merely
-broken. Exit 1 stays reserved for a well-formed reply that says 'completed' against 'length'."""
+broken. Exit 1 stays reserved for a well-formed reply judged against its twin: a cut reported as
+finished or wrongly, or a finished reply reported as cut."""
 
 from __future__ import annotations
 
@@ -233,10 +234,14 @@ ANSWER = (
 
 
 def _earned(answers: dict) -> bool:
-    """Could this pair of answers be 'completed' against a twin's 'length'? (A necessary condition.)"""
+    """Could this pair of answers be a fault found against its twin? (A necessary condition.) A cut
+    reported as finished or wrongly ('length', and a status: 'completed', 'incomplete', null or any
+    other), or a finished reply reported as cut ('stop' against 'incomplete')."""
     responses, chat = answers["responses"], answers["chat"]
     well_formed = all(a[0] in ("json", "sse") and a[1] == 200 for a in (responses, chat))
-    return well_formed and "completed" in repr(responses) and "length" in repr(chat)
+    cut = "length" in repr(chat) and "'status'" in repr(responses)
+    finished = "stop" in repr(chat) and "incomplete" in repr(responses)
+    return well_formed and (cut or finished)
 
 
 @settings(
@@ -300,7 +305,8 @@ def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
         for secret in ("s3cr", quote(basic_auth.PASSWORD, safe=""), basic_auth.KEY):
             assert secret not in output
     authorization = "Basic " + base64.b64encode(f"{basic_auth.USER}:{basic_auth.PASSWORD}".encode()).decode()
-    assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * 10  # 4 probes, then 1, with twins
+    # 4 probes, then 1; each a cut request and one with room to finish, each with its chat twin
+    assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * 20
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,12 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
+from mockllama import check
+from mockllama.app import create_app
 from mockllama.behaviours.replay import reply_for
 from mockllama.recordings.cassettes import load_scenarios, patched_cassette_dir
 from mockllama.recordings.catalogue import load_catalogue
+from mockllama.server.background import BackgroundServer
 from mockllama.wire.routes import RESPONSES_PATH
 from support import ROOT
 from support.recordings import SCENARIOS as STOCK
@@ -156,3 +159,18 @@ def test_recordings_and_cassettes_together_are_refused(tmp_path):
     assert result.returncode == 2
     assert "--recordings patched and --cassettes both choose the recordings: use one." in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_check_passes_against_the_patched_recordings_in_both_directions():
+    """The corrected server's own replies, as it sent them (buggy replays the served recordings):
+    every cut reply reported as cut, every reply with room to finish as finished. The live tier
+    runs the same check against a fresh build."""
+    with BackgroundServer(create_app(PATCHED)) as patched:
+        report = check.run(f"{patched.url}/buggy", probes=["all"])
+    assert report.exit_code == 0, report.summary
+    assert [(probe.finished.scenario, probe.finished.verdict) for probe in report.probes] == [
+        ("text-finishes", "honest"),
+        ("tool-finishes", "honest"),
+        ("text-finishes", "honest"),
+        ("tool-finishes", "honest"),
+    ]

@@ -2,8 +2,9 @@
 
 Stock llama-server b11434 has the bug in every aspect somewhere: exit 1, and `--probe all` names
 all six. The patched build (patches/llama-server-responses-incomplete.patch) reports every
-aspect of every probe honestly: exit 0. And check reads a reply longer than 8 KiB from
-llama-server, which sends `Connection: close` on every reply.
+aspect of every probe honestly, and every reply with room to finish as finished: exit 0. And
+check reads a reply longer than 8 KiB from llama-server, which sends `Connection: close` on every
+reply.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server)
     assert every.returncode == report["exit_code"] == 1
     # text, tool, then streamed: the stream's last response has no completed_at; no arguments.done at all
     assert _verdicts(report) == [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]]
+    # its replies that finished inside their limit say so: the bug is in one direction only
+    assert [probe["finished"]["verdict"] for probe in report["probes"]] == [H] * 4
     assert report["summary"] == (
         f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, cut item status, "
         f"completed_at, terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. {STOCK}"
@@ -91,6 +94,13 @@ def test_check_passes_against_the_patched_server(start_patched_llama_server):
     report = json.loads(as_json.stdout)
     assert as_json.returncode == report["exit_code"] == 0
     assert _verdicts(report) == [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, H, NA], [H, H, H, H, H, H]]
+    # and a reply with room to finish is reported "completed": the fix does not say "incomplete" to everything
+    assert [(probe["finished"]["scenario"], probe["finished"]["verdict"]) for probe in report["probes"]] == [
+        ("text-finishes", H),
+        ("tool-finishes", H),
+        ("text-finishes", H),
+        ("tool-finishes", H),
+    ]
 
 
 def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
