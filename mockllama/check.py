@@ -278,6 +278,19 @@ class Seen:
     terminals: tuple[StreamEvent, ...] = ()  # the events named or typed as a terminal event, in order
 
 
+def seen_in_stream(events: list[StreamEvent], path: str = RESPONSES_PATH) -> Seen:
+    """What a probe judges in a Responses stream: the response its last event carries, that
+    event, every terminal event, and the arguments of each arguments.done."""
+    terminal = events[-1]
+    response = _response_object(terminal.data.get("response"), path + " (its last event)")
+    done = {
+        e.data.get("item_id"): e.data.get("arguments")
+        for e in events
+        if e.data.get("type") == "response.function_call_arguments.done"
+    }
+    return Seen(response, terminal, done, tuple(e for e in events if _is_terminal(e)))
+
+
 @dataclass
 class Observation:
     """What one request got back: one line of the report."""
@@ -294,15 +307,8 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
     head = f"{RESPONSES_PATH} max_output_tokens={limit}" + (" stream" if body.get("stream") else "")
     payload = _post(target, RESPONSES_PATH, body, timeout)
     if body.get("stream"):
-        events = _stream_events(payload, RESPONSES_PATH)
-        terminal = events[-1]
-        response = _response_object(terminal.data.get("response"), RESPONSES_PATH + " (its last event)")
-        done = {
-            e.data.get("item_id"): e.data.get("arguments")
-            for e in events
-            if e.data.get("type") == "response.function_call_arguments.done"
-        }
-        seen = Seen(response, terminal, done, tuple(e for e in events if _is_terminal(e)))
+        seen = seen_in_stream(_stream_events(payload, RESPONSES_PATH))
+        response, terminal, done = seen.response, seen.terminal, seen.arguments_done
         calls = _function_calls(response)
         fields = {
             "terminal_event": terminal.data.get("type"),

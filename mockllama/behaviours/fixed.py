@@ -81,7 +81,8 @@ def fix_response_object(response: dict, cut: bool) -> dict:
     return fixed
 
 
-def _arguments_done(item: dict) -> sse.Event:
+def arguments_done_event(item: dict) -> sse.Event:
+    """The response.function_call_arguments.done a stream owes a function_call item, cut or finished."""
     payload = {
         "type": "response.function_call_arguments.done",
         "item_id": item.get("id"),
@@ -104,7 +105,7 @@ def fix_stream(events: tuple[sse.Event, ...], cut: bool) -> tuple[sse.Event, ...
         if kind == "response.output_item.done":
             item = payload.get("item") or {}
             if item.get("type") == "function_call" and item.get("id") not in announced:
-                fixed.append(_arguments_done(item))
+                fixed.append(arguments_done_event(item))
             if (cut and index == last_item_done) or "status" not in item:
                 payload = copy.deepcopy(payload)
                 payload["item"]["status"] = "incomplete" if cut and index == last_item_done else "completed"

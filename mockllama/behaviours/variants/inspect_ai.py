@@ -1,0 +1,47 @@
+"""inspect_ai's agent bridge: ``status: null``, with ``incomplete_details`` set for a cut.
+
+UKGovernmentBEIS/inspect_ai at 499e6152e7b8fc8cbd8ac5283536572aa6e4ab17. The bridge builds the
+Responses object in ``src/inspect_ai/agent/_bridge/responses_impl.py`` without a ``status``
+(``Response(...)``, :325-337), and the sandbox service dumps it with ``model_dump(mode="json")``
+(``agent/_bridge/sandbox/service.py:120``), so the reply says ``"status": null``;
+``incomplete_details`` is ``{"reason": "max_output_tokens"}`` for a reply stopped at the limit and
+null otherwise (``responses_incomplete_details``, :635-643); ``completed_at`` is never set, so the
+openai SDK's model writes null. Message items say "completed" (:1176, :1196; reasoning is sent
+as such a message), function_call items have no status, so null (:1266-1273). The sandbox proxy
+makes the stream from that object (``_agent_bridge/proxy.py``, ``stream_response``, :715-1410):
+``response.function_call_arguments.done`` for every call (:919-931), each
+``response.output_item.done`` with its status forced to "completed" (:1371-1387), and one
+``response.completed`` whose response is the object with ``status: "completed"`` and
+``incomplete_details`` left as it was (:1389-1401). inspect_ai issue 5198 ("Responses bridge
+reports max-token truncation as completed (null status, response.completed terminal event)"),
+open.
+
+Not copied: reasoning re-sent as a ``<think>`` message item (the reasoning item stays, with the
+status inspect_ai's message would have); the proxy's ``sequence_number`` and ``output_index``;
+inspect_ai's own ids and usage.
+"""
+
+from __future__ import annotations
+
+from mockllama.behaviours.variants.signals import EVERY_CALL, Both, Ending, Variant, same
+from mockllama.recordings.cassettes import Interaction, Scenario
+
+ITEMS = {"message": "completed", "function_call": None, "reasoning": "completed"}
+CUT = {"reason": "max_output_tokens"}
+
+VARIANT = Variant(
+    name="inspect-ai",
+    server="inspect_ai",
+    signal="status null with incomplete_details set; the stream ends with response.completed, status "
+    "'completed' and incomplete_details still set",
+    citation="UKGovernmentBEIS/inspect_ai issue 5198, open",
+    body=Both(finished=Ending(None, None, None, ITEMS), cut=Ending(None, CUT, None, ITEMS)),
+    stream=Both(finished=Ending("completed", None, None, ITEMS), cut=Ending("completed", CUT, None, ITEMS)),
+    terminal=same("response.completed"),
+    item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
+    arguments_done=EVERY_CALL,
+)
+
+
+def inspect_ai(interaction: Interaction, scenario: Scenario):
+    return VARIANT.reply(interaction, scenario)

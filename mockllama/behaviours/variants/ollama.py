@@ -1,0 +1,42 @@
+"""Ollama: "completed" whatever the stop reason, with ``incomplete_details: null``.
+
+ollama/ollama at fb30760996871fa9460115c753afd2c60d4ab0f7, ``openai/responses.go``: the Responses
+layer never reads ``DoneReason``. ``ToResponse`` (:898) writes ``status: "completed"`` (:985) and
+``IncompleteDetails: nil`` (:986), a field without ``omitempty`` (:788), so the key is there and
+null; ``completed_at`` is set when the reply is written (``middleware/openai.go:533-535``);
+function_call items say "completed" (:922), message items "completed" (:932), and reasoning items
+carry no status key (:902-913, ``omitempty`` at :819). The stream ends with ``response.completed``
+only (:1619), its response built with "completed" and ``incomplete_details`` nil (:1196-1197, :1617)
+and ``completed_at`` set (:1618); ``response.function_call_arguments.done`` goes out for every call
+(:1351), ``response.output_item.done`` says "completed" for calls (:1327) and messages (:1593), and
+nothing for reasoning items (:1283-1288). The fix is ollama/ollama PR 17239 ("openai: report
+incomplete status when responses hit the output token limit"), open.
+
+Not copied: the empty message item Ollama appends after a reply cut while thinking (:928-943),
+``completed_at`` as the time of writing (the recorded ``created_at`` here, where llama-server's
+stream has none), and Ollama's own ids, usage and event framing: the rest is llama-server's bytes.
+"""
+
+from __future__ import annotations
+
+from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, SET, Ending, Variant, same
+from mockllama.recordings.cassettes import Interaction, Scenario
+
+ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
+
+VARIANT = Variant(
+    name="ollama",
+    server="Ollama",
+    signal="status 'completed' and incomplete_details null whatever the stop reason, completed_at set, "
+    "response.completed",
+    citation="ollama/ollama openai/responses.go; PR 17239, open",
+    body=same(Ending("completed", None, SET, ITEMS)),
+    stream=same(Ending("completed", None, SET, ITEMS)),
+    terminal=same("response.completed"),
+    item_done=ITEMS,
+    arguments_done=EVERY_CALL,
+)
+
+
+def ollama(interaction: Interaction, scenario: Scenario):
+    return VARIANT.reply(interaction, scenario)

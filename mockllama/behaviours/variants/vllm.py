@@ -1,0 +1,48 @@
+"""vLLM: "incomplete" at the top, "completed" on the cut item, and a stream that ends ``response.completed``.
+
+vllm-project/vllm, read file by file from the code index (the repository is too large to fetch,
+so there are no line numbers; newer code may differ). ``responses_full_generator`` in
+``vllm/entrypoints/openai/responses/serving.py`` (@0001948b) starts from ``status = "completed"``
+and sets ``"incomplete"`` when the finish reason is ``length``; ``ResponsesResponse.from_request``
+in ``protocol.py`` (@010a69ce) then writes ``incomplete_details: {"reason": "max_output_tokens"}``
+(null otherwise), and the response has no ``completed_at`` field. The items
+(``DelegatingParser.extract_response_outputs``, ``vllm/parser/abstract_parser.py``) say
+"completed" for messages and function calls, the one being cut too (vllm-project/vllm issue 57998,
+open), and ``status: null`` for reasoning items. The stream (``responses_stream_generator``; events
+from ``streaming_events.py`` @01e4fce0) sends ``response.output_item.done`` with "completed" for
+every item (``emit_simple_*_done``), ``response.function_call_arguments.done`` only for a call
+whose arguments were streamed as deltas (``emit_simple_tool_call_done``), and ends with
+``response.completed`` carrying the non-streamed response, "incomplete" and all: the hybrid
+terminal event (PR 45386, "Emit response.incomplete for truncated Responses streams", open).
+
+Not copied: the gpt-oss (Harmony) path, whose cut item says "incomplete" or "in_progress"; the
+new ids of the terminal response's rebuilt items; vLLM's own usage and event framing.
+"""
+
+from __future__ import annotations
+
+from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, Both, Ending, Variant, same
+from mockllama.recordings.cassettes import Interaction, Scenario
+
+ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
+ENDING = Both(
+    finished=Ending("completed", None, ABSENT, ITEMS),
+    cut=Ending("incomplete", {"reason": "max_output_tokens"}, ABSENT, ITEMS),
+)
+
+VARIANT = Variant(
+    name="vllm",
+    server="vLLM",
+    signal="'incomplete' with reason 'max_output_tokens' at the top but 'completed' on the cut item; "
+    "the stream ends with response.completed carrying the incomplete response",
+    citation="vllm-project/vllm issue 57998, open; its stream: PR 45386, open",
+    body=ENDING,
+    stream=ENDING,
+    terminal=same("response.completed"),
+    item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
+    arguments_done=CALLS_WITH_A_DELTA,
+)
+
+
+def vllm(interaction: Interaction, scenario: Scenario):
+    return VARIANT.reply(interaction, scenario)
