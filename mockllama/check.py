@@ -43,10 +43,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
+from mockllama.behaviours.variants import VARIANTS as DECLARED_VARIANTS
+from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, EVERY_CALL, SET, Variant
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
@@ -576,35 +577,44 @@ def judge_aspects(seen: Seen) -> list[Aspect]:
     ]
 
 
-@dataclass(frozen=True)
-class Variant:
-    """A way another server misreports a cut, recognised by the verdicts of its aspects."""
-
-    name: str
-    servers: str
-    fits: Callable[[dict[str, str]], bool]  # aspect name -> verdict
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.servers})"
+# The servers whose way of reporting a reply's end is known, each declared once beside its
+# behaviour (mockllama/behaviours/variants/, citing that server's source). A probe names those whose
+# signals its cut reply carries, every one of them: on one probe, two servers may look the same.
+VARIANTS = DECLARED_VARIANTS
 
 
-VARIANTS = (
-    Variant(
-        "status 'completed'",
-        "stock llama-server; Ollama, ollama/ollama PR 17239",
-        lambda verdict: verdict["status"] == "dishonest",
-    ),
-    Variant(
-        "'incomplete' at the top but 'completed' on the cut item",
-        "vLLM, vllm-project/vllm issue 57998",
-        lambda verdict: verdict["status"] == "honest" and verdict["cut_item.status"] == "dishonest",
-    ),
-    Variant(
-        "the hybrid terminal event, response.completed carrying an incomplete response",
-        "vLLM's stream; aimock",
-        lambda verdict: verdict["status"] == "honest" and verdict["terminal_event"] == "dishonest",
-    ),
-)
+def _says(value, declared) -> bool:
+    """Whether a field's value (ABSENT when the key is missing) is what a declaration says."""
+    if declared is SET:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value is declared if declared is ABSENT or value is ABSENT else value == declared
+
+
+def fits(variant: Variant, seen: Seen) -> bool:
+    """Whether a cut reply carries exactly the signals ``variant``'s server writes for one."""
+    stream = seen.terminal is not None
+    ending = (variant.stream if stream else variant.body).cut
+    response = seen.response
+    if not all(
+        _says(response.get(key, ABSENT), declared)
+        for key, declared in (
+            ("status", ending.status),
+            ("incomplete_details", ending.incomplete_details),
+            ("completed_at", ending.completed_at),
+        )
+    ):
+        return False
+    output = response.get("output") or []
+    cut = output[-1] if output else {}
+    if cut.get("type") in ending.items and not _says(cut.get("status", ABSENT), ending.items[cut["type"]]):
+        return False
+    if not stream:
+        return True
+    if len(seen.terminals) != 1 or _event_names(seen.terminal) != {variant.terminal.cut}:
+        return False
+    if cut.get("type") == "function_call" and variant.arguments_done != CALLS_WITH_A_DELTA:
+        return (cut.get("id") in seen.arguments_done) is (variant.arguments_done == EVERY_CALL)
+    return True
 
 
 @dataclass
@@ -674,8 +684,7 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
             [],
         )
     aspects = judge_aspects(seen)
-    verdicts = {aspect.name: aspect.verdict for aspect in aspects}
-    variants = [str(variant) for variant in VARIANTS if variant.fits(verdicts)]
+    variants = [str(variant) for variant in VARIANTS if fits(variant, seen)]
     dishonest = [a for a in aspects if a.verdict == "dishonest"]
     wrong = [a for a in aspects if a.verdict == "wrong"]
     if dishonest:
@@ -802,6 +811,18 @@ class Report:
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]
 
+    @property
+    def variants(self) -> list[str]:
+        """The known servers whose signals every judged cut reply carries; failing that, those of
+        any one of them (a server may fit its non-streamed replies and not its stream)."""
+        judged = [probe.variants for probe in self.probes if probe.aspects]
+        every = [
+            variant
+            for variant in dict.fromkeys(v for found in judged for v in found)
+            if all(variant in found for found in judged)
+        ]
+        return every or list(dict.fromkeys(variant for found in judged for variant in found))
+
     @staticmethod
     def _named(verdict: str, results: list[ProbeResult]) -> str:
         """The aspects with this verdict in any of ``results``, each named once, in the order they are judged."""
@@ -858,7 +879,7 @@ class Report:
         if not parts:  # a verdict no aspect explains: say the probes' own reasons
             parts = [f"{r.probe}: {r.reason}" for r in [*self.probes, *self.finished] if r.verdict == verdict]
         summary = f"{self.url}: " + ". ".join([parts[0], *map(_sentence, parts[1:])])
-        variants = list(dict.fromkeys(variant for probe in self.probes for variant in probe.variants))
+        variants = self.variants
         return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".") + self._fallback()
 
     def lines(self) -> list[str]:

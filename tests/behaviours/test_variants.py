@@ -261,7 +261,7 @@ def test_each_module_cites_its_server_and_says_what_it_does_not_copy(variant: Va
         if getattr(m, "VARIANT", None) is variant
     )
     doc = module.__doc__
-    repository = variant.citation.split()[0]
+    repository = variant.citation.split()[0].rstrip(",")
     assert repository in doc or repository.split("/")[1] in doc, repository
     assert ":" in doc and any(char.isdigit() for char in doc)  # a file and lines (or commits) cited
     if variant.name != "buggy":

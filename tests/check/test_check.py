@@ -20,7 +20,10 @@ def _check(url, *args):
     return subprocess.run([*MOCKLLAMA, "check", url, *args], capture_output=True, text=True, timeout=120)
 
 
-STOCK = "Known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)."
+STOCK = (
+    "Known variant: stock llama-server: 'completed' everywhere, no incomplete_details, no "
+    "function_call_arguments.done (ggml-org/llama.cpp issue 30773)."
+)
 
 
 @pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
@@ -47,7 +50,10 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
             "(says the item being generated finished)"
         ),
         "  dishonest completed_at: 1796055997 (a completion time for a reply that did not complete)",
-        "  known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)",
+        (
+            "  known variant: stock llama-server: 'completed' everywhere, no incomplete_details, no "
+            "function_call_arguments.done (ggml-org/llama.cpp issue 30773)"
+        ),
         # the same probe's request with room to finish (text-finishes), reported as finished
         "/v1/responses max_output_tokens=400: status='completed' incomplete_details=None output_tokens=8",
         "/v1/chat/completions max_tokens=400: finish_reason='stop'",

@@ -18,6 +18,10 @@ from mockllama.server.background import BackgroundServer
 from support.doubles import always_incomplete, inspect_ai, two_terminals, undercounted_usage, wrong_reason
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
+INSPECT_AI = (
+    "inspect_ai: status null with incomplete_details set, a stream ending with response.completed "
+    "(UKGovernmentBEIS/inspect_ai issue 5198, open)"
+)
 DOUBLES = {
     "always_incomplete": always_incomplete,
     "two_terminals": two_terminals,
@@ -100,7 +104,7 @@ def test_a_stream_with_two_terminal_events_is_dishonest(urls):
         "  dishonest terminal event: 2 terminal events: 'response.completed', then 'response.incomplete' "
         "(a stream has exactly one terminal event; a client that stops at the first takes the reply as finished)"
     ) in lines
-    assert lines[-1].startswith(
+    assert lines[-1] == (
         f"{urls['two_terminals']}: a reply cut off at max_output_tokens is reported as finished by: terminal event."
     )
 
@@ -117,6 +121,8 @@ def test_a_null_status_is_dishonest_even_with_the_reason_set(urls):
     )
     assert "  dishonest status: null (a client that checks status == 'incomplete' takes the reply as finished)" in lines
     assert "  honest    incomplete_details.reason: 'max_output_tokens' (names the limit that cut the reply)" in lines
+    assert f"  known variant: {INSPECT_AI}" in lines
+    assert lines[-1].endswith(f"Known variant: {INSPECT_AI}.")
 
 
 def test_inspect_ai_s_stream_says_completed_around_a_reason(urls):
@@ -126,6 +132,7 @@ def test_inspect_ai_s_stream_says_completed_around_a_reason(urls):
     assert [(v["status"], v["incomplete_details.reason"], v["terminal_event"]) for v in verdicts] == [
         ("dishonest", "honest", "dishonest")
     ] * 2
+    assert [probe["variants"] for probe in report["probes"]] == [[INSPECT_AI]] * 2
 
 
 # 4. status "incomplete" with reason "length": wrong, and a CI gate fails on it (exit 1).

@@ -1,4 +1,4 @@
-"""`check` names what is wrong, aspect by aspect, and the variant other servers ship (issue 26 item 3).
+"""`check` names what is wrong, aspect by aspect, and the server whose variant it is (issues 26 and 46).
 
 Each test double in tests/support/doubles/ answers the probes as another real server reports a cut (its
 docstring names the server and the issue). `check --probe all --json` must judge every aspect on
@@ -15,8 +15,15 @@ import sys
 
 import pytest
 
+from mockllama import check
+from mockllama.behaviours.fixed import fixed
+from mockllama.behaviours.variants import VARIANTS as DECLARED
+from mockllama.check import ProbeResult, Report, Seen, StreamEvent, _judge, _stream_events, fits, seen_in_stream
 from mockllama.server.background import BackgroundServer
+from mockllama.wire.routes import RESPONSES_PATH
+from support import ROOT
 from support.doubles import aimock, hybrid_terminal, item_status, ollama
+from support.recordings import SCENARIOS
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 ASPECTS = [
@@ -28,9 +35,19 @@ ASPECTS = [
     "function_call_arguments.done",
 ]
 H, D, W, NA = "honest", "dishonest", "wrong", "not applicable"
-STOCK = "status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)"
-ITEM = "'incomplete' at the top but 'completed' on the cut item (vLLM, vllm-project/vllm issue 57998)"
-HYBRID = "the hybrid terminal event, response.completed carrying an incomplete response (vLLM's stream; aimock)"
+STOCK = (
+    "stock llama-server: 'completed' everywhere, no incomplete_details, no function_call_arguments.done "
+    "(ggml-org/llama.cpp issue 30773)"
+)
+OLLAMA = "Ollama: 'completed' everywhere, incomplete_details null, completed_at set (ollama/ollama PR 17239, open)"
+VLLM = (
+    "vLLM: 'incomplete' at the top, 'completed' on the cut item, a stream ending with response.completed "
+    "(vllm-project/vllm issue 57998 and PR 45386, open)"
+)
+AIMOCK = (
+    "aimock: 'incomplete' without incomplete_details, 'completed' on the cut item, a stream ending with "
+    "response.completed (CopilotKit/aimock, no issue filed)"
+)
 
 # Per double: each probe's aspects (text, tool, stream text-cut-8, stream tool-cut-20), in ASPECTS
 # order, then the summary after "URL: ".
@@ -38,20 +55,20 @@ EXPECTED = {
     "ollama": (
         [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, D, D, NA], [D, W, D, D, D, H]],
         "a reply cut off at max_output_tokens is reported as finished by: status, cut item status, completed_at, "
-        f"terminal event; also wrong: incomplete_details.reason. Known variant: {STOCK}.",
+        f"terminal event; also wrong: incomplete_details.reason. Known variant: {OLLAMA}.",
     ),
     "item_status": (
         [[H, H, D, H, NA, NA], [H, H, D, H, NA, NA], [H, H, D, H, H, NA], [H, H, D, H, H, H]],
-        f"a reply cut off at max_output_tokens is reported as finished by: cut item status. Known variant: {ITEM}.",
+        f"a reply cut off at max_output_tokens is reported as finished by: cut item status. Known variant: {VLLM}.",
     ),
     "hybrid_terminal": (
         [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, D, NA], [H, H, H, H, D, H]],
-        f"a reply cut off at max_output_tokens is reported as finished by: terminal event. Known variant: {HYBRID}.",
+        "a reply cut off at max_output_tokens is reported as finished by: terminal event.",
     ),
     "aimock": (
         [[H, W, D, H, NA, NA], [H, W, D, H, NA, NA], [H, W, D, H, D, NA], [H, W, D, H, D, H]],
         "a reply cut off at max_output_tokens is reported as finished by: cut item status, terminal event; also "
-        f"wrong: incomplete_details.reason. Known variant: {ITEM}; {HYBRID}.",
+        f"wrong: incomplete_details.reason. Known variant: {AIMOCK}.",
     ),
     "buggy": (
         [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]],
@@ -134,4 +151,78 @@ def test_the_item_status_verdict_agrees_with_the_status_printed_above_it(urls):
         "  dishonest cut item status: the last item ('function_call') says 'completed' "
         "(says the item being generated finished)"
     ) in lines
-    assert lines[-1].endswith(f"reported as finished by: cut item status. Known variant: {ITEM}.")
+    assert lines[-1].endswith(f"reported as finished by: cut item status. Known variant: {VLLM}.")
+
+
+# check names a server by the signals its cut reply carries: mockllama's own variant behaviours
+# (mockllama/behaviours/variants/) each carry one server's, on the real recordings.
+
+PROBES = [("text", "text-cut-8", False), ("tool", "tool-cut-20", False), ("stream", "text-cut-8", True)]
+PROBES.append(("stream", "tool-cut-20", True))
+
+
+def _probe_result(variant, probe: str, name: str, stream: bool) -> ProbeResult:
+    interaction = SCENARIOS[name].find("POST", RESPONSES_PATH, stream)
+    reply = variant.reply(interaction, SCENARIOS[name])
+    seen = seen_in_stream(_stream_events(reply.body, RESPONSES_PATH)) if stream else Seen(json.loads(reply.body))
+    verdict, reason, aspects, variants = _judge(seen, "length", probe)
+    return ProbeResult(probe, name, verdict, reason, aspects=aspects, variants=variants)
+
+
+@pytest.mark.parametrize("variant", DECLARED, ids=lambda variant: variant.name)
+def test_check_names_each_variant_behaviour_and_no_other(variant):
+    """Over --probe all's four cut replies, exactly one server's signals fit every one."""
+    report = Report("http://x", [_probe_result(variant, *probe) for probe in PROBES])
+    assert report.variants == [str(variant)]
+    assert report.summary.endswith(f"Known variant: {variant}.")
+
+
+@pytest.mark.parametrize("variant", DECLARED, ids=lambda variant: variant.name)
+def test_the_reasoning_probe_names_the_variant_too(variant):
+    assert str(variant) in _probe_result(variant, "reasoning", "thinking-cut-12", False).variants
+    assert str(variant) in _probe_result(variant, "reasoning", "thinking-cut-12", True).variants
+
+
+def test_one_probe_names_every_server_whose_signals_fit_it():
+    """A non-streamed text reply from Ollama is one LocalAI would send too: both are named, and the
+    stream's cut call (arguments.done or not) tells them apart."""
+    ollama = next(variant for variant in DECLARED if variant.name == "ollama")
+    localai = next(variant for variant in DECLARED if variant.name == "localai")
+    assert _probe_result(ollama, *PROBES[0]).variants == [str(ollama), str(localai)]
+    assert _probe_result(ollama, *PROBES[3]).variants == [str(ollama)]
+
+
+class _Fixed:
+    """fixed, read as a variant's reply is."""
+
+    reply = staticmethod(fixed)
+
+
+FIXED = _Fixed()
+
+
+def test_a_reply_with_honest_signals_names_no_server():
+    report = Report("http://x", [_probe_result(FIXED, *probe) for probe in PROBES])
+    assert report.variants == [] and report.verdict == "honest"
+
+
+@pytest.mark.parametrize("ending", [["response.incomplete"], ["response.completed", "response.completed"]])
+def test_a_stream_that_ends_otherwise_than_the_server_s_is_not_named_after_it(ending):
+    """Stock llama-server's cut stream, but ending with another terminal event, or two."""
+    stock = next(variant for variant in DECLARED if variant.name == "buggy")
+    seen = _probe_result(stock, *PROBES[2])
+    assert seen.variants == [str(stock)]
+    interaction = SCENARIOS["text-cut-8"].find("POST", RESPONSES_PATH, True)
+    events = _stream_events(interaction.body, RESPONSES_PATH)
+    *rest, last = events
+    ends = [StreamEvent(kind, {**last.data, "type": kind}) for kind in ending]
+    assert not fits(stock, seen_in_stream([*rest, *ends]))
+    assert fits(stock, seen_in_stream([*rest, last]))
+
+
+def test_the_docs_list_every_known_variant_as_check_names_it():
+    """docs/check.md's table of known variants is made from check.VARIANTS, row for row."""
+    text = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    head = "| server | a reply cut at `max_output_tokens` | source |\n| --- | --- | --- |\n"
+    rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()
+    assert rows == [f"| {variant.server} | {variant.signal} | {variant.citation} |" for variant in check.VARIANTS]

@@ -261,7 +261,7 @@ def test_the_report_lists_every_observation_then_the_summary_and_serialises_them
     }
 
 
-def test_the_summary_names_each_failing_aspect_once_in_the_order_judged_and_each_variant_once():
+def test_the_summary_names_each_failing_aspect_once_in_the_order_judged_and_the_variant_every_probe_fits():
     probes = [
         ProbeResult(
             "text",
@@ -286,8 +286,12 @@ def test_the_summary_names_each_failing_aspect_once_in_the_order_judged_and_each
     ]
     assert Report("http://x", probes).summary == (
         "http://x: a reply cut off at max_output_tokens is reported as finished by: status, completed_at; also wrong: "
-        "incomplete_details.reason, function_call_arguments.done. Known variant: v1; v2."
+        "incomplete_details.reason, function_call_arguments.done. Known variant: v1."
     )
+    probes[0].variants = ["v3"]  # no variant fits every probe: each one that fits some is named, once
+    assert Report("http://x", probes).summary.endswith("Known variant: v3; v1; v2.")
+    probes[0].aspects = []  # a probe that was not judged (can't tell) does not count
+    assert Report("http://x", probes).variants == ["v1", "v2"]
 
 
 # Each aspect on its own: an otherwise honest cut reply (tool-cut-20 as `fixed` reports it) with

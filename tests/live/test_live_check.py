@@ -29,7 +29,10 @@ ASPECTS = [
     "function_call_arguments.done",
 ]
 H, D, W, NA = "honest", "dishonest", "wrong", "not applicable"
-STOCK = "Known variant: status 'completed' (stock llama-server; Ollama, ollama/ollama PR 17239)."
+STOCK = (
+    "Known variant: stock llama-server: 'completed' everywhere, no incomplete_details, no "
+    "function_call_arguments.done (ggml-org/llama.cpp issue 30773)."
+)
 
 
 def _check(url: str, *args: str) -> subprocess.CompletedProcess:

@@ -29,9 +29,9 @@ ENDING = Both(
 VARIANT = Variant(
     name="aimock",
     server="aimock",
-    signal="'incomplete' with no incomplete_details, every item 'completed', and the stream ends with "
-    "response.completed carrying the incomplete response",
-    citation="CopilotKit/aimock src/responses.ts; no issue filed",
+    signal="'incomplete' without incomplete_details, 'completed' on the cut item, a stream ending with "
+    "response.completed",
+    citation="CopilotKit/aimock, no issue filed",
     body=ENDING,
     stream=ENDING,
     terminal=same("response.completed"),

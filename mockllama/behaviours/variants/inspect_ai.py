@@ -32,8 +32,7 @@ CUT = {"reason": "max_output_tokens"}
 VARIANT = Variant(
     name="inspect-ai",
     server="inspect_ai",
-    signal="status null with incomplete_details set; the stream ends with response.completed, status "
-    "'completed' and incomplete_details still set",
+    signal="status null with incomplete_details set, a stream ending with response.completed",
     citation="UKGovernmentBEIS/inspect_ai issue 5198, open",
     body=Both(finished=Ending(None, None, None, ITEMS), cut=Ending(None, CUT, None, ITEMS)),
     stream=Both(finished=Ending("completed", None, None, ITEMS), cut=Ending("completed", CUT, None, ITEMS)),

@@ -24,9 +24,8 @@ STREAMED = {"message": "completed", "function_call": "completed", "reasoning": A
 VARIANT = Variant(
     name="buggy",
     server="stock llama-server",
-    signal="status 'completed' on the response and every item, no incomplete_details, response.completed, "
-    "no function_call_arguments.done",
-    citation="ggml-org/llama.cpp tools/server/server-task.cpp, b11434; issue 30773",
+    signal="'completed' everywhere, no incomplete_details, no function_call_arguments.done",
+    citation="ggml-org/llama.cpp issue 30773",
     body=same(Ending("completed", ABSENT, SET, COMPLETED)),
     stream=same(Ending("completed", ABSENT, ABSENT, STREAMED)),
     terminal=same("response.completed"),

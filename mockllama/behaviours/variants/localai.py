@@ -29,9 +29,8 @@ ITEMS = {"message": "completed", "function_call": "completed", "reasoning": "com
 VARIANT = Variant(
     name="localai",
     server="LocalAI",
-    signal="status 'completed' on every reply and item, incomplete_details null, completed_at set, "
-    "response.completed, no function_call_arguments.done for JSON tool calls",
-    citation="mudler/LocalAI core/http/endpoints/openresponses/responses.go; no issue filed",
+    signal="'completed' everywhere, incomplete_details null, no function_call_arguments.done",
+    citation="mudler/LocalAI, no issue filed",
     body=same(Ending("completed", None, SET, ITEMS)),
     stream=same(Ending("completed", None, SET, ITEMS)),
     terminal=same("response.completed"),

@@ -27,9 +27,8 @@ ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSE
 VARIANT = Variant(
     name="ollama",
     server="Ollama",
-    signal="status 'completed' and incomplete_details null whatever the stop reason, completed_at set, "
-    "response.completed",
-    citation="ollama/ollama openai/responses.go; PR 17239, open",
+    signal="'completed' everywhere, incomplete_details null, completed_at set",
+    citation="ollama/ollama PR 17239, open",
     body=same(Ending("completed", None, SET, ITEMS)),
     stream=same(Ending("completed", None, SET, ITEMS)),
     terminal=same("response.completed"),

@@ -28,9 +28,8 @@ ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None
 VARIANT = Variant(
     name="sglang",
     server="SGLang",
-    signal="status 'completed' and incomplete_details null whatever the stop reason, no completed_at, "
-    "response.completed",
-    citation="sgl-project/sglang python/sglang/srt/entrypoints/openai/serving_responses.py; no issue filed",
+    signal="'completed' everywhere, incomplete_details null, no completed_at",
+    citation="sgl-project/sglang, no issue filed",
     body=same(Ending("completed", None, ABSENT, ITEMS)),
     stream=same(Ending("completed", None, ABSENT, ITEMS)),
     terminal=same("response.completed"),

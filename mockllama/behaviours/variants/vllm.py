@@ -33,9 +33,8 @@ ENDING = Both(
 VARIANT = Variant(
     name="vllm",
     server="vLLM",
-    signal="'incomplete' with reason 'max_output_tokens' at the top but 'completed' on the cut item; "
-    "the stream ends with response.completed carrying the incomplete response",
-    citation="vllm-project/vllm issue 57998, open; its stream: PR 45386, open",
+    signal="'incomplete' at the top, 'completed' on the cut item, a stream ending with response.completed",
+    citation="vllm-project/vllm issue 57998 and PR 45386, open",
     body=ENDING,
     stream=ENDING,
     terminal=same("response.completed"),
