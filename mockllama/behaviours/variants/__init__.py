@@ -1,5 +1,6 @@
-"""Other servers' ways of reporting a reply cut at ``max_output_tokens``, one module per server:
-each declares the signals that server's code writes (``signals.Variant``, cited in the module's
+"""Other servers' ways of reporting a reply cut at ``max_output_tokens``, one module per server.
+
+Each declares the signals that server's code writes (``signals.Variant``, cited in the module's
 docstring) and gives the behaviour that replays llama-server's recordings with those signals and
 nothing else. ``VARIANTS`` lists them; ``check`` names a server by them.
 
