@@ -21,6 +21,7 @@ from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from mockllama.matching.keys import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
 from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
+from mockllama.server.faults import help_lines as fault_help_lines
 from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
 from mockllama.server.options import Option, OptionError, ReplayOptions, options_of
 from mockllama.upstream.options import record_on_miss
@@ -172,6 +173,11 @@ def behaviours_help() -> str:
     return "\n".join(lines)
 
 
+def faults_help() -> str:
+    """serve's list of faults, from the registry (server.faults.KINDS): one line a fault."""
+    return "\n".join(f"  {line}" for line in fault_help_lines())
+
+
 SERVE_HELP = f"""Serve the recordings over HTTP until Ctrl-C.
 
 {behaviours_help()}
@@ -189,13 +195,7 @@ the request body); ?scenario=NAME and ?since=ID filter it, DELETE clears it.
 \b
 Faults, per request with the header X-Mockllama-Fault: FAULT (echoed in the
 reply), or per scenario with --fault SCENARIO FAULT:
-  disconnect=N        drop the connection after N stream events
-  disconnect-bytes=N  drop the connection after N body bytes
-  truncate-stream=N   end the stream cleanly after N events, no terminal event
-  truncate-json       a complete reply whose JSON is cut in half
-  stall=MS            wait MS ms before the first byte
-  stall-between=MS    wait MS ms before each later stream event
-  status=CODE         llama-server's own recorded error reply for CODE
+{faults_help()}
 
 \b
 Record your own client's traffic: what no recording answers goes to --upstream,

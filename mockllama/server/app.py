@@ -10,7 +10,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 
 from aiohttp import HttpVersion10, HttpVersion11, web
@@ -22,13 +22,14 @@ from mockllama.behaviours.reply import Reply
 from mockllama.matching.matcher import Matcher, Selection, served_setup
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
-from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, write_with_fault
+from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, FaultStep
 from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.options import ReplayOptions, blame
-from mockllama.server.pacing import recorded_delays
+from mockllama.server.pacing import PacingStep
+from mockllama.server.steps import Outgoing, Step
 from mockllama.server.warming import nearest_prepared_soon
-from mockllama.server.writer import plain_reply, write_reply
+from mockllama.server.writer import plain_reply, send
 from mockllama.wire.errors import RequestError, error_body
 from mockllama.wire.headers import HOP_BY_HOP
 from mockllama.wire.nesting import refuse_deep_nesting
@@ -327,7 +328,8 @@ async def read_request(request: web.Request, settings: Settings) -> tuple[str, s
 @dataclass(frozen=True, slots=True)
 class Answer:
     """What a request is answered with: the behaviour's reply to a recorded interaction, its head,
-    and the fault asked for, if any. Everything in it follows from the request alone."""
+    the fault asked for, if any, and the outgoing steps that apply. Everything in it follows from
+    the request alone."""
 
     interaction: Interaction
     scenario: Scenario
@@ -335,7 +337,13 @@ class Answer:
     headers: CIMultiDictProxy  # shared by every reply of this selection, never changed
     turn: int
     fault: Fault | None
-    whole: bool  # a body sent at once, neither a stream nor cut by a fault
+    steps: tuple[Step, ...] = ()  # the outgoing steps that apply to it, in order
+    whole: bool = False  # a plain body that no step applies to: sent at once, from the handler
+
+    def with_steps(self, steps: tuple[Step, ...]) -> Answer:
+        """This answer with those of ``steps`` that apply to it: asked once, here, not per request."""
+        applying = tuple(step for step in steps if step.applies(self))
+        return replace(self, steps=applying, whole=not applying and self.reply.events is None)
 
     def send_whole(self, trace: Trace) -> web.Response:
         trace.turn, trace.headers = self.turn, self.headers
@@ -343,11 +351,25 @@ class Answer:
         return plain_reply(self.reply, self.headers)
 
 
+def outgoing_steps(settings: Settings, faults: FaultPlan) -> tuple[Step, ...]:
+    """What may happen to a reply on its way out, in the order it happens (``server.steps``)."""
+    return (FaultStep(faults), PacingStep(settings.pace))
+
+
+OUTGOING_STEPS = web.AppKey("outgoing_steps", tuple)
+
+
 def answer_to(
-    settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes, fault_header: str | None
+    settings: Settings,
+    faults: FaultPlan,
+    steps: tuple[Step, ...],
+    behaviour: str,
+    selection: Selection,
+    raw: bytes,
+    fault_header: str | None,
 ) -> Answer:
     """A recorded interaction -> the behaviour's reply (to the request ``raw``) -> a fault, if one
-    is asked for (from ``faults``, the app's plan)."""
+    is asked for (from ``faults``, the app's plan) -> those of ``steps`` that apply."""
     interaction = selection.interaction
     scenario = settings.scenarios[interaction.scenario]
     reply = reply_to(behaviour, interaction, scenario, raw)
@@ -355,15 +377,7 @@ def answer_to(
         reply.headers, reply.decided_by, behaviour, interaction.scenario, selection.how, selection.turn
     )
     fault = faults.choose(fault_header, interaction.scenario)
-    return Answer(
-        interaction,
-        scenario,
-        reply,
-        headers,
-        selection.turn,
-        fault,
-        whole=fault is None and reply.events is None and settings.pace is None,
-    )
+    return Answer(interaction, scenario, reply, headers, selection.turn, fault).with_steps(steps)
 
 
 # The answers remembered, and the largest body one is remembered for: 256 of 64 KB at most, the
@@ -380,10 +394,11 @@ def replay_route(app: web.Application) -> Handler:
 
     The same request (path, method, body bytes and mockllama's own three headers) always gets the
     same answer, so each is decided once and then remembered, as the selection is: deciding it
-    again (the route, the behaviour, the nesting check, the selection, the reply, its head and the
-    fault) was an eighth of a repeated JSON reply's cost at 64 connections. Failures are decided
-    anew each time, and so is a request with a body over ``ANSWERED_BODY_BYTES``."""
-    settings, faults = app[SETTINGS], app[FAULT_PLAN]
+    again (the route, the behaviour, the nesting check, the selection, the reply, its head, the
+    fault and the outgoing steps that apply) was an eighth of a repeated JSON reply's cost at 64
+    connections. Failures are decided anew each time, and so is a request with a body over
+    ``ANSWERED_BODY_BYTES``."""
+    settings, faults, steps = app[SETTINGS], app[FAULT_PLAN], app[OUTGOING_STEPS]
     matcher = settings.matcher
 
     def decide(
@@ -396,7 +411,7 @@ def replay_route(app: web.Application) -> Handler:
     ) -> Answer:
         behaviour, method, bare = _what_is_asked(path, asked_method, behaviour_header, settings.behaviour, raw)
         selection = matcher.select(method, bare, raw, scenario_header)
-        return answer_to(settings, faults, behaviour, selection, raw, fault_header)
+        return answer_to(settings, faults, steps, behaviour, selection, raw, fault_header)
 
     remembered = lru_cache(maxsize=REMEMBERED_ANSWERS)(decide)
     generation = matcher.generation
@@ -423,7 +438,7 @@ def replay_route(app: web.Application) -> Handler:
         answer = (remembered if len(raw) <= ANSWERED_BODY_BYTES else decide)(*key)
         if answer.whole:  # the JSON hot path: no coroutine more
             return answer.send_whole(trace)
-        return await send_answer(request, settings, faults, answer, trace)
+        return await send_answer(request, answer, trace)
 
     return replay
 
@@ -432,30 +447,22 @@ async def send_selection(
     request: web.Request, settings: Settings, faults: FaultPlan, behaviour: str, selection: Selection, raw: bytes
 ) -> web.StreamResponse:
     """The answer to a selection, sent (``serve --upstream``'s way, where nothing is remembered)."""
-    answer = answer_to(settings, faults, behaviour, selection, raw, request.headers.get(FAULT_HEADER))
-    return await send_answer(request, settings, faults, answer, trace_of(request))
+    steps = request.app[OUTGOING_STEPS]
+    answer = answer_to(settings, faults, steps, behaviour, selection, raw, request.headers.get(FAULT_HEADER))
+    return await send_answer(request, answer, trace_of(request))
 
 
-async def send_answer(
-    request: web.Request, settings: Settings, faults: FaultPlan, answer: Answer, trace: Trace
-) -> web.StreamResponse:
-    """The answer -> its fault, if it has one -> the writer. The journal's trace goes along."""
+async def send_answer(request: web.Request, answer: Answer, trace: Trace) -> web.StreamResponse:
+    """The answer -> each outgoing step that applies to it -> the writer. The journal's trace goes along."""
     if answer.whole:
         return answer.send_whole(trace)
     trace.turn = answer.turn
-    reply, headers = answer.reply, answer.headers
-    if answer.fault is not None:
-        return await write_with_fault(request, trace, reply, headers, answer.fault, faults)
-    trace.headers = headers  # what the reply is sent with, shared by every reply of this selection
-    if settings.pace is None:
-        return await write_reply(request, trace, reply, headers, None)
-    return await write_reply(
-        request,
-        trace,
-        reply,
-        headers,
-        recorded_delays(answer.scenario, answer.interaction, reply.events, settings.pace),
-    )
+    outgoing = Outgoing.of(answer.reply, answer.headers)
+    for step in answer.steps:
+        step.shape(answer, outgoing)
+    # what the reply is sent with: unless a step changed them, shared by every reply of this selection
+    trace.headers = outgoing.headers
+    return await send(request, trace, outgoing)
 
 
 async def unknown_route(request: web.Request) -> web.Response:
@@ -575,6 +582,7 @@ def create_replay_app(
     journal = app[JOURNAL] = Journal(options.journal_size)
     with blame("faults"):
         app[FAULT_PLAN] = FaultPlan.build(scenarios, dict(options.faults))
+    app[OUTGOING_STEPS] = outgoing_steps(app[SETTINGS], app[FAULT_PLAN])
     if options.allowed_hosts:  # empty: any Host header, as llama-server
         app.middlewares.append(host_guard(frozenset(host_name(host) for host in options.allowed_hosts)))
     with blame("cors_origins"):

@@ -2,38 +2,33 @@
 
 A fault belongs to a request, not to a recording: it is chosen per request (the
 ``X-Mockllama-Fault`` header, echoed in the reply) or per scenario (``serve --fault SCENARIO
-FAULT``), and applied by the writer here, never to the cached reply a behaviour built.
+FAULT``), and applied by ``FaultStep``, one of the outgoing steps (``server.steps``), to what goes
+out, never to the cached reply a behaviour built.
 
-    disconnect=N        close the connection after N stream events: no terminal event
-                        (a non-streamed body counts as one event, so disconnect=0 cuts it)
-    disconnect-bytes=N  close the connection after N body bytes
-    truncate-stream=N   end the stream cleanly after N events: a complete HTTP reply with no
-                        terminal event (a non-streamed body counts as one event)
-    stall=MS            wait MS milliseconds before the first byte (the status line)
-    stall-between=MS    wait MS milliseconds before each stream event after the first
-                        (a non-streamed reply: between the headers and the body)
-    status=CODE         answer llama-server's own recorded error reply for CODE instead
-    truncate-json       end the reply mid-JSON: the body cut in half (a stream: its last
-                        event's data), sent as a complete HTTP reply
+Each kind of fault is one class in the last section of this module, registered in ``KINDS``: its
+name, what its value is and how it is checked, its help, what it does to the reply going out, and
+what a client sees. ``serve --help``, the table in docs/faults.md and the fault matrix
+(``teaching.fault_matrix``) are made from ``KINDS``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
+import enum
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.reply import Reply, recorded_reply
 from mockllama.recordings.cassettes import Interaction, Scenario
-from mockllama.server.journal import Trace
+from mockllama.server.steps import Outgoing, Step
 from mockllama.wire.errors import RequestError
 from mockllama.wire.headers import HOP_BY_HOP
 
-log = logging.getLogger("mockllama")
+if TYPE_CHECKING:
+    from mockllama.server.app import Answer
 
 FAULT_HEADER = istr("X-Mockllama-Fault")  # istr: looked up on every request (server.app says why)
 EVERY_SCENARIO = "*"
@@ -42,49 +37,96 @@ EVERY_SCENARIO = "*"
 WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")
 MAX_VALUE = 999_999_999
 
-# name -> (what its value is, or None when it takes none; what it does)
-FAULTS = {
-    "disconnect": ("N", "close the connection after N stream events, with no terminal event"),
-    "disconnect-bytes": ("N", "close the connection after N body bytes"),
-    "truncate-stream": ("N", "end the stream cleanly after N events, a complete HTTP reply with no terminal event"),
-    "stall": ("MS", "wait MS milliseconds before the first byte"),
-    "stall-between": ("MS", "wait MS milliseconds before each stream event after the first"),
-    "status": ("CODE", "answer llama-server's own recorded error reply for HTTP CODE"),
-    "truncate-json": (None, "end the reply mid-JSON (a complete HTTP reply with half the body)"),
-}
+
+class Seen(enum.Enum):
+    """What a client sees of a fault."""
+
+    DROPPED = "the connection drops before the reply is whole"
+    NO_TERMINAL_EVENT = "a complete HTTP reply: a stream without its terminal event"
+    BROKEN_JSON = "a complete HTTP reply whose JSON does not parse"
+    SILENCE = "nothing for a while: a client with a shorter timeout gives up"
+    ERROR_STATUS = "an HTTP error status, in llama-server's error shape"
+
+
+class FaultKind:
+    """One kind of fault. A subclass sets the class attributes, implements ``apply``, and is
+    registered with ``@register``; its value is a whole number (``N``, ``MS``, ``CODE``, ...) or none."""
+
+    name: ClassVar[str]
+    value: ClassVar[str | None] = None  # what its value is, as help writes it; None: it takes none
+    help: ClassVar[str]  # one line, for serve --help
+    wire: ClassVar[str]  # what goes out on the wire, for the table in docs/faults.md
+    seen: ClassVar[Seen]
+    measured: ClassVar[tuple[str, ...]] = ()  # the values the fault matrix measures it with
+
+    @property
+    def usage(self) -> str:
+        return self.name if self.value is None else f"{self.name}={self.value}"
+
+    def parse(self, value: str | None, text: str) -> int | None:
+        """The value written after ``=`` (None: no ``=``), as a number; ``text`` is the whole fault."""
+        if self.value is None:
+            if value is not None:
+                raise ValueError(f"the fault {self.name} takes no value (got {text!r})")
+            return None
+        if value is None or not WHOLE_NUMBER.fullmatch(value):
+            raise ValueError(
+                f"the fault {self.name} needs a whole number: {self.usage}, {self.value} from 0 to {MAX_VALUE} "
+                f"(got {text!r})"
+            )
+        return int(value)
+
+    def check(self, value: int | None, plan: FaultPlan) -> None:
+        """Raise ValueError if this server cannot send the fault (a reply nobody recorded)."""
+
+    def examples(self, plan: FaultPlan) -> list[Fault]:
+        """The faults the fault matrix measures for this kind."""
+        return [Fault(self, None if value == "" else int(value)) for value in self.measured or ("",)]
+
+    def apply(self, value: int | None, outgoing: Outgoing, plan: FaultPlan) -> None:
+        raise NotImplementedError
+
+
+KINDS: dict[str, FaultKind] = {}  # by name, in the order help and docs list them
+
+
+def register(kind: type[FaultKind]) -> type[FaultKind]:
+    if kind.name in KINDS:
+        raise ValueError(f"a fault named {kind.name!r} is registered already")
+    KINDS[kind.name] = kind()
+    return kind
 
 
 def usage() -> str:
-    return ", ".join(name if value is None else f"{name}={value}" for name, (value, _) in FAULTS.items())
+    return ", ".join(kind.usage for kind in KINDS.values())
+
+
+def help_lines() -> list[str]:
+    """One line a fault, its usage and its help, for ``serve --help``."""
+    width = max(len(kind.usage) for kind in KINDS.values()) + 2
+    return [f"{kind.usage:<{width}}{kind.help}" for kind in KINDS.values()]
 
 
 @dataclass(frozen=True)
 class Fault:
-    name: str
+    kind: FaultKind
     value: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.kind.name
 
     def __str__(self) -> str:
         return self.name if self.value is None else f"{self.name}={self.value}"
 
 
 def parse_fault(text: str) -> Fault:
-    """``"disconnect=3"`` -> Fault("disconnect", 3); a ValueError that lists the faults otherwise."""
+    """``"disconnect=3"`` -> the disconnect fault with 3; a ValueError that lists the faults otherwise."""
     name, has_value, value = text.strip().partition("=")
-    name = name.strip().lower()
-    if name not in FAULTS:
+    kind = KINDS.get(name.strip().lower())
+    if kind is None:
         raise ValueError(f"unknown fault {text.strip()!r}; use one of: {usage()}")
-    wanted = FAULTS[name][0]
-    if wanted is None:
-        if has_value:
-            raise ValueError(f"the fault {name} takes no value (got {text.strip()!r})")
-        return Fault(name)
-    value = value.strip()
-    if not WHOLE_NUMBER.fullmatch(value):
-        raise ValueError(
-            f"the fault {name} needs a whole number: {name}={wanted}, {wanted} from 0 to {MAX_VALUE} "
-            f"(got {text.strip()!r})"
-        )
-    return Fault(name, int(value))
+    return Fault(kind, kind.parse(value.strip() if has_value else None, text.strip()))
 
 
 def recorded_errors(scenarios: dict[str, Scenario]) -> dict[int, Interaction]:
@@ -102,7 +144,7 @@ def recorded_errors(scenarios: dict[str, Scenario]) -> dict[int, Interaction]:
 
 @dataclass(frozen=True)
 class FaultPlan:
-    """The faults set per scenario, and the recorded error replies ``status=CODE`` can send."""
+    """The faults set per scenario, and the recorded error replies the faults can send."""
 
     by_scenario: dict[str, Fault]
     errors: dict[int, Reply]  # built once here, so a faulted request sends one as it is
@@ -118,12 +160,7 @@ class FaultPlan:
         return plan
 
     def check(self, fault: Fault) -> Fault:
-        if fault.name == "status" and fault.value not in self.errors:
-            recorded = ", ".join(str(code) for code in sorted(self.errors)) or "none"
-            raise ValueError(
-                f"no recording of llama-server answering HTTP {fault.value}, so status={fault.value} has no body "
-                f"to send (recorded: {recorded}). Record one with `mockllama record` and serve it with --cassettes."
-            )
+        fault.kind.check(fault.value, self)
         return fault
 
     def choose(self, header: str | None, scenario: str) -> Fault | None:
@@ -135,69 +172,43 @@ class FaultPlan:
                 raise RequestError(400, f"mockllama: bad {FAULT_HEADER}: {err}") from None
         return self.by_scenario.get(scenario) or self.by_scenario.get(EVERY_SCENARIO)
 
+    def recorded_error(self, code: int | None, fault: str) -> Reply:
+        """llama-server's own recorded reply for HTTP ``code``; a ValueError naming what there is, else."""
+        if code not in self.errors:
+            recorded = ", ".join(str(each) for each in sorted(self.errors)) or "none"
+            raise ValueError(
+                f"no recording of llama-server answering HTTP {code}, so {fault} has no body "
+                f"to send (recorded: {recorded}). Record one with `mockllama record` and serve it with --cassettes."
+            )
+        return self.errors[code]
+
 
 FAULT_PLAN = web.AppKey("fault_plan", FaultPlan)
 
 
-def with_fault_header(headers: CIMultiDictProxy, fault: Fault) -> CIMultiDict:
-    headers = CIMultiDict(headers)
+class FaultStep(Step):
+    """The outgoing step that applies an answer's fault, if it has one."""
+
+    def __init__(self, plan: FaultPlan):
+        self.plan = plan
+
+    def applies(self, answer: Answer) -> bool:
+        return answer.fault is not None
+
+    def shape(self, answer: Answer, outgoing: Outgoing) -> None:
+        assert answer.fault is not None  # applies() said so
+        apply_fault(answer.fault, outgoing, self.plan)
+
+
+def apply_fault(fault: Fault, outgoing: Outgoing, plan: FaultPlan) -> None:
+    """``outgoing`` as ``fault`` changes it, with the fault named in its ``X-Mockllama-Fault`` header."""
+    headers = CIMultiDict(outgoing.headers)
     headers[FAULT_HEADER] = str(fault)
-    return headers
+    outgoing.headers = headers
+    fault.kind.apply(fault.value, outgoing, plan)
 
 
-def _blocks(reply: Reply) -> list[bytes]:
-    return [event.raw for event in reply.events] if reply.events is not None else [reply.body]
-
-
-def _half_json(reply: Reply) -> list[bytes]:
-    """The blocks with the last one's JSON cut in half: a body mid-object, or a stream's last data line."""
-    blocks = _blocks(reply)
-    last = blocks[-1]
-    if reply.events is None:
-        return [last[: len(last) // 2]]
-    head, marker, data = last.partition(b"data: ")
-    data = data.rstrip(b"\n")
-    return [*blocks[:-1], head + marker + data[: len(data) // 2] + b"\n\n"]
-
-
-def _cut_after_bytes(blocks: list[bytes], limit: int) -> list[bytes]:
-    kept, left = [], limit
-    for block in blocks:
-        if left <= 0:
-            break
-        kept.append(block[:left])
-        left -= len(kept[-1])
-    return kept
-
-
-async def write_with_fault(
-    request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy, fault: Fault, plan: FaultPlan
-) -> web.StreamResponse:
-    """Write ``reply`` as the fault says. The journal learns the bytes sent and whether all went out."""
-    headers = with_fault_header(headers, fault)
-    if fault.name == "status":
-        reply = plan.errors[fault.value]
-        headers = _replaced_headers(headers, reply)
-    if fault.name == "stall":
-        await asyncio.sleep(fault.value / 1000)
-    blocks = _blocks(reply)
-    count, size = len(blocks), sum(len(block) for block in blocks)
-    drop, pause = False, 0.0  # drop: close the connection instead of ending the reply
-    if fault.name == "disconnect":
-        blocks, drop = blocks[: fault.value], fault.value < count
-    elif fault.name == "disconnect-bytes":
-        blocks, drop = _cut_after_bytes(blocks, fault.value), fault.value < size
-    elif fault.name == "truncate-stream":
-        blocks = blocks[: fault.value]
-    elif fault.name == "truncate-json":
-        blocks = _half_json(reply)
-    elif fault.name == "stall-between":
-        pause = fault.value / 1000
-    all_sent = sum(len(block) for block in blocks) == size and len(blocks) == count
-    return await _write(request, trace, reply, headers, blocks, drop, all_sent, pause)
-
-
-def _replaced_headers(headers: CIMultiDict, error: Reply) -> CIMultiDict:
+def replaced_headers(headers: CIMultiDict | CIMultiDictProxy, error: Reply) -> CIMultiDict:
     """The recorded error's own headers, with mockllama's kept."""
     merged = CIMultiDict((name, value) for name, value in error.headers if name.lower() not in HOP_BY_HOP)
     for name, value in headers.items():
@@ -206,41 +217,111 @@ def _replaced_headers(headers: CIMultiDict, error: Reply) -> CIMultiDict:
     return merged
 
 
-async def _write(
-    request: web.Request,
-    trace: Trace,
-    reply: Reply,
-    headers: CIMultiDict,
-    blocks: list[bytes],
-    drop: bool,
-    all_sent: bool,
-    pause: float,
-) -> web.StreamResponse:
-    if reply.events is None and not drop and not pause:
-        # Whole plain bodies go out as aiohttp sends them, after the handler returns, so that the
-        # journal has the entry before the client has the reply.
-        body = b"".join(blocks)
-        trace.bytes_sent, trace.finished = len(body), all_sent
-        return web.Response(status=reply.status, reason=reply.reason, body=body, headers=headers)
-    trace.bytes_sent, trace.finished = 0, False
-    response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
-    if reply.events is None:
-        # A plain body keeps a Content-Length: the full one when the connection is to be dropped,
-        # so that the client can tell the body is short; else the length of what is sent.
-        response.content_length = len(reply.body) if drop else sum(len(block) for block in blocks)
-    try:
-        await response.prepare(request)
-        for index, block in enumerate(blocks):
-            if pause and (index > 0 or reply.events is None):
-                await asyncio.sleep(pause)
-            await response.write(block)
-            trace.bytes_sent += len(block)
-        if drop:
-            trace.drop_connection = True  # the journal's wrapper closes it, once the entry is written
-            return response
-        # aiohttp ends the reply once the handler returns: after the journal has its entry, so a
-        # client can never see the end of a reply before the journal does.
-        trace.finished = all_sent
-    except ConnectionResetError:
-        log.debug("mockllama: client went away during a faulted reply on %s", request.path)
-    return response
+# --- the faults, in the order help and docs list them: one class each ----------------------------
+
+
+@register
+class Disconnect(FaultKind):
+    name, value, seen = "disconnect", "N", Seen.DROPPED
+    help = "drop the connection after N stream events"
+    wire = (
+        "the connection is dropped after N stream events: no terminal event, no end of the chunked body. "
+        "A plain body counts as one event, so `disconnect=0` drops it after the headers"
+    )
+    measured = ("3", "0")
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        outgoing.drop = value < len(outgoing.blocks)
+        del outgoing.blocks[value:]
+
+
+@register
+class DisconnectBytes(FaultKind):
+    name, value, seen = "disconnect-bytes", "N", Seen.DROPPED
+    help = "drop the connection after N body bytes"
+    wire = (
+        "the connection is dropped after N body bytes; a plain body keeps its full `Content-Length`, "
+        "so the client can tell it is short"
+    )
+    measured = ("100",)
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        kept, left = [], value
+        for block in outgoing.blocks:
+            if left <= 0:
+                break
+            kept.append(block[:left])
+            left -= len(kept[-1])
+        outgoing.drop = value < outgoing.full[1]
+        outgoing.blocks = kept
+
+
+@register
+class TruncateStream(FaultKind):
+    name, value, seen = "truncate-stream", "N", Seen.NO_TERMINAL_EVENT
+    help = "end the stream cleanly after N events, no terminal event"
+    wire = "the stream ends cleanly after N events: a complete HTTP reply with no terminal event"
+    measured = ("3",)
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        del outgoing.blocks[value:]
+
+
+@register
+class TruncateJson(FaultKind):
+    name, value, seen = "truncate-json", None, Seen.BROKEN_JSON
+    help = "a complete reply whose JSON is cut in half"
+    wire = (
+        "a complete HTTP reply whose JSON stops halfway: half the body, or a stream's last event with half its `data`"
+    )
+
+    def apply(self, value: None, outgoing: Outgoing, plan: FaultPlan) -> None:
+        if not outgoing.blocks:
+            return
+        last = outgoing.blocks[-1]
+        if not outgoing.stream:
+            outgoing.blocks[-1] = last[: len(last) // 2]
+            return
+        head, marker, data = last.partition(b"data: ")
+        data = data.rstrip(b"\n")
+        outgoing.blocks[-1] = head + marker + data[: len(data) // 2] + b"\n\n"
+
+
+@register
+class Stall(FaultKind):
+    name, value, seen = "stall", "MS", Seen.SILENCE
+    help = "wait MS ms before the first byte"
+    wire = "nothing at all for MS milliseconds, then the reply"
+    measured = ("1000",)
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        outgoing.before += value / 1000
+
+
+@register
+class StallBetween(FaultKind):
+    name, value, seen = "stall-between", "MS", Seen.SILENCE
+    help = "wait MS ms before each later stream event"
+    wire = "MS milliseconds before each stream event after the first (a plain body: between the headers and the body)"
+    measured = ("1000",)
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        pause = value / 1000
+        outgoing.waits = [0.0] + [pause] * (len(outgoing.blocks) - 1) if outgoing.stream else [pause]
+
+
+@register
+class Status(FaultKind):
+    name, value, seen = "status", "CODE", Seen.ERROR_STATUS
+    help = "llama-server's own recorded error reply for CODE"
+    wire = "llama-server's own error reply for CODE, exactly as recorded, instead of the reply"
+
+    def check(self, value: int, plan: FaultPlan) -> None:
+        plan.recorded_error(value, f"{self.name}={value}")
+
+    def examples(self, plan: FaultPlan) -> list[Fault]:
+        return [Fault(self, code) for code in sorted(plan.errors)]
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        error = plan.errors[value]
+        outgoing.replace(error, replaced_headers(outgoing.headers, error))

@@ -11,8 +11,14 @@ total. ``FACTOR`` divides every wait: ``2`` is twice as fast.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.server.steps import Outgoing, Step
 from mockllama.wire.sse import Event
+
+if TYPE_CHECKING:
+    from mockllama.server.app import Answer
 
 DELTA_TYPES = ("response.output_text.delta", "response.function_call_arguments.delta", "content_block_delta")
 
@@ -87,3 +93,24 @@ def recorded_delays(
     if timings is None:
         return None
     return [body_delay(timings, factor)] if events is None else stream_delays(events, timings, factor)
+
+
+class PacingStep(Step):
+    """``--pace``: each block at its recorded time, divided by ``factor`` (None: instant, so never).
+    Not a faulted reply's: its fault says when it goes out."""
+
+    def __init__(self, factor: float | None):
+        self.factor = factor
+
+    def applies(self, answer: Answer) -> bool:
+        return self.factor is not None and answer.fault is None
+
+    def shape(self, answer: Answer, outgoing: Outgoing) -> None:
+        assert self.factor is not None  # applies() said so
+        delays = recorded_delays(answer.scenario, answer.interaction, answer.reply.events, self.factor)
+        if delays is None:
+            return
+        if outgoing.stream:
+            outgoing.waits = delays  # the head at once, as llama-server sends it; each event at its time
+        else:
+            outgoing.before += delays[0]  # a plain body: all of it once generated

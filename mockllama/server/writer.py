@@ -1,5 +1,6 @@
-"""The writer: a reply onto the wire, a plain body whole, a stream's blocks at once (corked), or
-each block at its recorded time (``--pace``). It tells the journal's trace what went out."""
+"""The writer: a reply onto the wire as the outgoing steps left it (``server.steps.Outgoing``): a
+plain body whole, a stream's blocks at once (corked), or each block after its wait. It tells the
+journal's trace what went out."""
 
 from __future__ import annotations
 
@@ -12,48 +13,60 @@ from multidict import CIMultiDictProxy
 from mockllama.behaviours.reply import Reply
 from mockllama.server.corking import send_at_once
 from mockllama.server.journal import Trace
+from mockllama.server.steps import Outgoing
 
 log = logging.getLogger("mockllama")
 
 
 def plain_reply(reply: Reply, headers: CIMultiDictProxy) -> web.Response:
-    """A reply that is not a stream, to send at once: built without a coroutine of its own (the
-    JSON hot path; write_reply's cost 1.5% of such a reply)."""
+    """A reply that is not a stream, to send at once: built without a coroutine of its own, for the
+    JSON replies that no outgoing step changes."""
     return web.Response(status=reply.status, reason=reply.reason, body=reply.body, headers=headers)
 
 
-async def write_reply(
-    request: web.Request, trace: Trace, reply: Reply, headers: CIMultiDictProxy, delays: list[float] | None
-) -> web.StreamResponse:
-    """``delays``: seconds to wait before each block (one for a plain body), or None to send at once."""
-    if reply.events is None:
-        if delays:
-            await asyncio.sleep(delays[0])
-        return plain_reply(reply, headers)
-    response = web.StreamResponse(status=reply.status, reason=reply.reason, headers=headers)
+async def send(request: web.Request, trace: Trace, outgoing: Outgoing) -> web.StreamResponse:
+    """Send ``outgoing``. The journal learns the bytes sent and whether the whole reply went out."""
+    if outgoing.before:
+        await asyncio.sleep(outgoing.before)
+    if not outgoing.stream and outgoing.waits is None and not outgoing.drop:
+        # A plain body goes out as aiohttp sends a Response, after the handler returns, so that the
+        # journal has the entry before the client has the reply.
+        body = b"".join(outgoing.blocks)
+        trace.bytes_sent, trace.finished = len(body), outgoing.finished
+        return web.Response(status=outgoing.status, reason=outgoing.reason, body=body, headers=outgoing.headers)
+    response = web.StreamResponse(status=outgoing.status, reason=outgoing.reason, headers=outgoing.headers)
+    if not outgoing.stream:
+        # A plain body keeps a Content-Length: the full one when the connection is to be dropped,
+        # so that the client can tell the body is short; else the length of what is sent.
+        response.content_length = outgoing.full[1] if outgoing.drop else sum(map(len, outgoing.blocks))
     trace.bytes_sent, trace.finished = 0, False
     try:
-        if delays is not None:
-            await response.prepare(request)
-            await _write_paced(response, reply.events, delays, trace)
+        if outgoing.stream and outgoing.waits is None:
+            await send_at_once(request, response, outgoing.blocks)
+            trace.bytes_sent = sum(map(len, outgoing.blocks))
         else:
-            blocks = [event.raw for event in reply.events]
-            await send_at_once(request, response, blocks)
-            trace.bytes_sent = sum(map(len, blocks))
-        # aiohttp ends the stream once the handler returns: after the journal has its entry, so
-        # a client can never see the end of a stream before the journal does.
-        trace.finished = True
+            await response.prepare(request)
+            await _write_in_time(response, outgoing.blocks, outgoing.waits or (), trace)
+        if outgoing.drop:
+            trace.drop_connection = True  # the journal's wrapper closes it, once the entry is written
+            return response
+        # aiohttp ends the reply once the handler returns: after the journal has its entry, so a
+        # client can never see the end of a reply before the journal does.
+        trace.finished = outgoing.finished
     except ConnectionResetError:
-        log.debug("mockllama: client went away during a stream on %s", request.path)
+        log.debug("mockllama: client went away during a reply on %s", request.path)
     return response
 
 
-async def _write_paced(response: web.StreamResponse, events: list, delays: list[float], trace: Trace) -> None:
+async def _write_in_time(
+    response: web.StreamResponse, blocks: list[bytes], waits: list[float] | tuple[()], trace: Trace
+) -> None:
+    """Each block after its wait. The waits run against deadlines, so that small oversleeps do not add up."""
     loop = asyncio.get_running_loop()
-    due = loop.time()  # waits run against deadlines, so the small oversleeps do not add up
-    for event, delay in zip(events, delays):
-        due += delay
+    due = loop.time()
+    for index, block in enumerate(blocks):
+        due += waits[index] if index < len(waits) else 0.0
         if due > loop.time():
             await asyncio.sleep(due - loop.time())
-        await response.write(event.raw)  # one recorded block per chunk, sent as it is written
-        trace.bytes_sent += len(event.raw)
+        await response.write(block)  # one block per chunk, sent as it is written
+        trace.bytes_sent += len(block)

@@ -88,31 +88,47 @@ def test_the_example_runs_as_a_script(server):
 
 # --- faults: a reply that never arrives whole is never taken for an answer ---------------------
 
-from mockllama.teaching.fault_matrix import faults_measured  # noqa: E402
+from mockllama.behaviours.replay import reply_for  # noqa: E402
+from mockllama.server.faults import FaultPlan, Seen, apply_fault, parse_fault  # noqa: E402
+from mockllama.server.steps import Outgoing  # noqa: E402
+from mockllama.teaching.fault_matrix import STALL_TIMEOUT, faults_measured, is_silent  # noqa: E402
 
 FINISHED = {"model": "text-finishes", "input": "anything"}
-EXPECTED_REASON = {  # what the client says for each kind of fault
-    "disconnect": "the connection dropped before the reply was whole",
-    "truncate-stream": "the stream ended without a terminal event",
-    "truncate-json": "the reply is not valid JSON",
-    "stall": "the server stalled past the client's timeout",
-    "status": "the server answered HTTP",
+EXPECTED_REASON = {  # what the client says for what it sees of a fault
+    Seen.DROPPED: "the connection dropped before the reply was whole",
+    Seen.NO_TERMINAL_EVENT: "the stream ended without a terminal event",
+    Seen.BROKEN_JSON: "the reply is not valid JSON",
+    Seen.SILENCE: "the server stalled past the client's timeout",
+    Seen.ERROR_STATUS: "the server answered HTTP",
 }
 
 
 def _faulted_client(server, fault):
-    timeout = 0.5 if fault.startswith("stall") else 30
     return openai.OpenAI(
         base_url=server.base_url("spec"),
         api_key="unused",
         max_retries=0,
-        timeout=timeout,
+        timeout=STALL_TIMEOUT if is_silent(fault) else 30,
         default_headers={"X-Mockllama-Fault": fault},
     )
 
 
 def _expected(fault: str) -> str:
-    return EXPECTED_REASON[fault.split("=")[0].replace("-bytes", "").replace("-between", "")]
+    return EXPECTED_REASON[parse_fault(fault).kind.seen]
+
+
+def _leaves_a_plain_body_whole(fault: str) -> bool:
+    """Whether the fault sends a plain body as it is, at once (a plain body is one event)."""
+    plain = SCENARIOS["text-finishes"].find("POST", "/v1/responses", False)
+    outgoing = Outgoing.of(reply_for("spec", plain, SCENARIOS["text-finishes"]), {})
+    untouched = (outgoing.status, list(outgoing.blocks))
+    apply_fault(parse_fault(fault), outgoing, FaultPlan.build(SCENARIOS))
+    timed = outgoing.before or outgoing.waits or outgoing.drop
+    return (outgoing.status, outgoing.blocks) == untouched and not timed
+
+
+def test_the_client_has_a_reason_for_everything_a_fault_can_show():
+    assert set(EXPECTED_REASON) == set(Seen)
 
 
 @pytest.mark.parametrize("fault", faults_measured(SCENARIOS))
@@ -125,7 +141,7 @@ def test_the_client_never_takes_a_faulted_stream_for_an_answer(server, fault):
 @pytest.mark.parametrize("fault", faults_measured(SCENARIOS))
 def test_the_client_never_takes_a_faulted_body_for_an_answer(server, fault):
     answer = client_module.ask(_faulted_client(server, fault), **FINISHED)
-    if fault in ("disconnect=3", "truncate-stream=3"):  # a plain body is one event: it came whole
+    if _leaves_a_plain_body_whole(fault):  # disconnect=3, truncate-stream=3: a plain body is one event
         assert answer.cut_off is False and answer.response.status == "completed"
         return
     assert answer.cut_off is True and answer.response is None

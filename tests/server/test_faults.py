@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 from urllib.parse import urlsplit
 
 import pytest
 
 from mockllama.behaviours.replay import reply_for
-from mockllama.server.faults import FaultPlan, parse_fault, recorded_errors
+from mockllama.server.faults import (
+    KINDS,
+    Fault,
+    FaultKind,
+    FaultPlan,
+    Seen,
+    help_lines,
+    parse_fault,
+    recorded_errors,
+    register,
+    usage,
+)
+from mockllama.teaching.fault_matrix import faults_measured, render_kinds
 from support.httpkit import call, post_json, sse_pairs
 from support.recordings import SCENARIOS
 
@@ -256,3 +270,46 @@ def test_a_fault_value_out_of_range_stops_start_up():
 
 def test_the_largest_fault_value_is_accepted():
     assert parse_fault("stall=999999999").value == 999_999_999
+
+
+# --- the registry: a fault is one class, and every list of faults is made from the registry -------
+
+
+@pytest.fixture
+def teapot():
+    """A fault registered for one test, as a new fault's class registers itself; gone after it."""
+
+    @register
+    class Teapot(FaultKind):
+        name, value, seen = "teapot", "N", Seen.ERROR_STATUS
+        help = "answer 418, N times over"
+        wire = "a 418 status with the reply's own body"
+        measured = ("2",)
+
+        def apply(self, value, outgoing, plan):
+            outgoing.status, outgoing.reason = 418, "I'm a teapot"
+
+    yield KINDS["teapot"]
+    del KINDS["teapot"]
+
+
+def test_a_registered_fault_is_parsed_listed_and_applied(teapot, start_server):
+    assert parse_fault("teapot=2") == Fault(teapot, 2) and "teapot=N" in usage()
+    assert "teapot=N" in help_lines()[-1] and "answer 418, N times over" in help_lines()[-1]
+    assert "teapot=2" in faults_measured(SCENARIOS)
+    assert "| `teapot=N` | a 418 status with the reply's own body |" in render_kinds()
+    server = start_server(faults={"text-finishes": "teapot=3"})
+    status, headers, body = post_json(server.url, "/v1/responses", PLAIN)
+    assert (status, headers["X-Mockllama-Fault"], body) == (418, "teapot=3", recorded(False).body)
+
+
+def test_a_fault_name_is_registered_once(teapot):
+    with pytest.raises(ValueError, match="a fault named 'teapot' is registered already"):
+        register(type("Another", (FaultKind,), {"name": "teapot"}))
+
+
+def test_serve_help_lists_every_registered_fault():
+    result = subprocess.run([sys.executable, "-m", "mockllama", "serve", "--help"], capture_output=True, text=True)
+    listed = [line.strip() for line in result.stdout.splitlines()]
+    assert [line.strip() for line in help_lines()] == [line for line in listed if line in help_lines()]
+    assert len(help_lines()) == len(KINDS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mockllama.server.faults import KINDS
 from mockllama.teaching import fault_matrix
 from support import ROOT
 
@@ -20,6 +21,16 @@ def test_the_docs_fault_table_matches_a_fresh_run(rows):
     assert fault_matrix.table_in(PAGE.read_text()) == fresh, (
         "run: python -m mockllama.teaching.fault_matrix --write docs/faults.md"
     )
+
+
+def test_the_docs_list_of_faults_is_the_registry():
+    assert fault_matrix.kinds_table_in(PAGE.read_text()) == fault_matrix.render_kinds(), (
+        "run: python -m mockllama.teaching.fault_matrix --write docs/faults.md"
+    )
+
+
+def test_the_matrix_measures_every_registered_fault(rows):
+    assert {fault.partition("=")[0] for fault in rows} == set(KINDS)
 
 
 def test_sync_and_async_agree_under_every_fault(rows):
