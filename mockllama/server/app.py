@@ -22,6 +22,7 @@ from mockllama.behaviours.reply import Reply
 from mockllama.matching.matcher import Matcher, Selection, served_setup
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
+from mockllama.server.aiohttp_private import reshape_prepared
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, FaultStep
 from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
@@ -495,11 +496,10 @@ def _unknown_method(request: web.Request) -> web.Response:
 
 
 def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> None:
-    """A request whose target is not a path (``CONNECT host:443``, ``OPTIONS *``, ``GET *``) matches
-    no route, not even the catch-all, so aiohttp answers it itself, a 404 in plain text; reshape
-    that one reply as llama-server answers it. aiohttp counts the reply as prepared here, so its
-    status is set with ``_set_status`` (``set_status`` refuses it then), before anything is sent.
-    Every handler's reply already carries X-Mockllama-Behaviour and passes untouched."""
+    """A request whose target is not a path (``CONNECT host:443``, ``OPTIONS *``) matches no route,
+    not even the catch-all, so aiohttp answers it itself, a 404 in plain text; reshape that one
+    reply as llama-server answers it, before anything is sent (``server.aiohttp_private`` says
+    how). Every handler's reply already carries X-Mockllama-Behaviour and passes untouched."""
     if BEHAVIOUR_HEADER in response.headers or not isinstance(response, web.Response):
         return
     response.headers.update(mockllama_headers(request.app[SETTINGS].behaviour, "none"))
@@ -509,9 +509,7 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
     if refused or (preflight and policy.allows(origin)):
         # OPTIONS *: a preflight; CONNECT host:443: a 400
         preflight = preflight and not refused
-        response._set_status(200 if preflight else 400, None)
-        response.body = b""
-        response.headers["Content-Length"] = "0"
+        reshape_prepared(response, 200 if preflight else 400, b"")
         if preflight:
             response.headers.update(cors.PREFLIGHT_HEADERS)
             response.content_type = "text/html"
@@ -520,16 +518,16 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
             response.force_close()
         return
     if preflight:  # from an origin --cors-origin leaves out: refused as every path's preflight is
-        response._set_status(403, None)
-        message = cors.not_allowed(policy, origin)
+        status, message = 403, cors.not_allowed(policy, origin)
     else:
-        message = (
-            f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
-            "answers: it serves paths such as /v1/responses and is not a proxy."
+        status, message = (
+            response.status,
+            (
+                f"mockllama: {request.method} {request.raw_path or '(no path)'} is not a request mockllama "
+                "answers: it serves paths such as /v1/responses and is not a proxy."
+            ),
         )
-    body = error_body(response.status, message)
-    response.body = body
-    response.headers["Content-Length"] = str(len(body))  # aiohttp has already counted its own text
+    reshape_prepared(response, status, error_body(status, message))
     response.content_type = "application/json"
 
 

@@ -2,14 +2,14 @@
 block still its own HTTP chunk.
 
 Unpaced, a stream's blocks are written one after another as fast as they can be. Written one by
-one, 49 blocks cost 49 passes through aiohttp's writer and 49 socket sends, one TCP segment each
-(aiohttp turns Nagle off): the benchmark showed mockllama's streams at half aimock's throughput
-(Node.js hands back-to-back writes to one writev). So, with the socket corked (Linux's TCP_CORK
-holds partial segments until it is uncorked), aiohttp sends the head and the first block, and
-the rest are framed here, one chunk per block exactly as aiohttp frames them, and handed to the
-transport in one write. The terminating chunk follows when the handler returns, after the
-journal has its entry (server.write_reply), so it is its own segment. The bytes on the wire are
-the same, block for block. A paced stream never comes here: each block leaves at its time.
+one, each block is a pass through aiohttp's writer and a socket send of its own, one TCP segment
+each (aiohttp turns Nagle off). So, with the socket corked (Linux's TCP_CORK holds partial
+segments until it is uncorked), aiohttp sends the head and the first block, and the rest go to
+the transport in one write, one chunk per block exactly as aiohttp frames them
+(``server.aiohttp_private.write_chunks``). The terminating chunk follows when the handler
+returns, after the journal has its entry (``server.writer.send``), so it is its own segment. The
+bytes on the wire are the same, block for block. A paced stream never comes here: each block
+leaves at its time.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from contextlib import contextmanager
 
 from aiohttp import web
 from aiohttp.http import HttpVersion11
+
+from mockllama.server.aiohttp_private import write_chunks
 
 _CORK = getattr(socket, "TCP_CORK", None)  # Linux only; elsewhere the blocks go out one by one
 
@@ -45,11 +47,6 @@ def corked(request: web.Request):
         _set_cork(sock, False)
 
 
-def chunked(blocks: list[bytes]) -> bytes:
-    """``blocks`` in HTTP/1.1 chunked framing, one chunk each (RFC 9112 section 7.1)."""
-    return b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks)
-
-
 async def send_at_once(request: web.Request, response: web.StreamResponse, blocks: list[bytes]) -> None:
     """Prepare ``response`` and write every block as its own chunk, in as few writes as aiohttp allows."""
     if request.version == HttpVersion11:
@@ -65,10 +62,4 @@ async def send_at_once(request: web.Request, response: web.StreamResponse, block
             for block in blocks[1:]:
                 await response.write(block)
             return
-        transport = request.transport
-        if transport is None or transport.is_closing():
-            raise ConnectionResetError("the client went away during the stream")
-        framed = chunked(blocks[1:])
-        transport.write(framed)
-        writer.output_size += len(framed)  # what aiohttp counts as sent: the access log's %b
-        await writer.drain()  # a long recording to a slow reader waits here, as response.write would
+        await write_chunks(request, writer, blocks[1:])
