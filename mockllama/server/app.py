@@ -42,7 +42,7 @@ POST_ROUTES = (RESPONSES_PATH, CHAT_PATH, MESSAGES_PATH)
 GET_ROUTES = ("/health", "/v1/models", "/props")
 
 # istr: a header name with its case-folded form made once, so that looking it up in a request's
-# headers does not fold it again: 2,300 instructions a JSON reply for the three looked up (0.9%).
+# headers, on every request, does not fold it again.
 BEHAVIOUR_HEADER = istr("X-Mockllama-Behaviour")
 SCENARIO_HEADER = istr("X-Mockllama-Scenario")
 TURN_HEADER = istr("X-Mockllama-Turn")  # which turn of the scenario answered (1 unless a conversation)
@@ -105,9 +105,9 @@ def answers_errors(handler, journal: Journal | None = None):
     ``journal`` (the API routes'), the request gets its ``Trace``, every reply is journalled,
     error replies included, and a connection a fault cuts is closed only once its entry is in.
 
-    A wrapper on each handler rather than an aiohttp middleware: the profile showed the
-    middleware machinery costing several percent of every request. One wrapper for the errors
-    and the journal, not one each: the second coroutine cost 2,000 instructions a request (0.8%)."""
+    A wrapper on each handler rather than an aiohttp middleware, whose machinery every request
+    would pass through. One wrapper for the errors and the journal, not one each: each wrapper is a
+    coroutine more on every request."""
     traced = journal is not None
     keep = traced and journal.enabled  # fixed for the journal's life
 
@@ -238,7 +238,7 @@ def choose_behaviour(asked: str | None, from_prefix: str | None, default: str) -
 
 def _body_at_hand(request: web.Request, limit: int) -> bytes | None:
     """The usual case: a body of a length within the limit, all in with the head, read as one bytes
-    with no loop and no coroutine (request.read() cost 4% of a JSON reply). None otherwise, or
+    with no loop and no coroutine (request.read() has both). None otherwise, or
     when something before the handler has read it already (request.read() has it then)."""
     length = request.content_length
     if length is not None and length <= limit and request.content.is_eof():
@@ -273,8 +273,8 @@ def reply_headers(
     turn: int,
 ) -> CIMultiDictProxy:
     """The head of a replayed reply: the recorded headers (less the hop-by-hop ones) and mockllama's
-    own. Built once per recorded header set and selection; the profile showed it on every request.
-    The benchmark's floor sends the same head (bench.run)."""
+    own. Built once per recorded header set and selection, not on every request. The benchmark's
+    floor sends the same head (bench.run)."""
     headers = CIMultiDict((name, value) for name, value in recorded if name.lower() not in HOP_BY_HOP)
     headers.update(mockllama_headers(behaviour, scenario))
     headers["X-Mockllama-Selected-By"] = selected_by
@@ -391,14 +391,13 @@ ANSWERED_BODY_BYTES = 64 * 1024
 def replay_route(app: web.Application) -> Handler:
     """The API routes' handler for ``app``: replay what the recordings answer. What it needs of the
     app is looked up here, once, not on each request (each ``request.app[...]`` is three Python
-    calls: together 2% of a JSON reply's instructions).
+    calls).
 
     The same request (path, method, body bytes and mockllama's own three headers) always gets the
-    same answer, so each is decided once and then remembered, as the selection is: deciding it
-    again (the route, the behaviour, the nesting check, the selection, the reply, its head, the
-    fault and the outgoing steps that apply) was an eighth of a repeated JSON reply's cost at 64
-    connections. Failures are decided anew each time, and so is a request with a body over
-    ``ANSWERED_BODY_BYTES``."""
+    same answer, so each is decided once and then remembered, as the selection is, rather than
+    decided again on every request (the route, the behaviour, the nesting check, the selection,
+    the reply, its head, the fault and the outgoing steps that apply). Failures are decided anew
+    each time, and so is a request with a body over ``ANSWERED_BODY_BYTES``."""
     settings, faults, steps = app[SETTINGS], app[FAULT_PLAN], app[OUTGOING_STEPS]
     matcher = settings.matcher
 
@@ -472,8 +471,8 @@ async def unknown_route(request: web.Request) -> web.Response:
 
 # cpp-httplib, which llama-server is built on, parses only these methods: any other (CONNECT, TRACE)
 # gets a 400 with an empty body, whatever its target (tests/live/test_live_hardening.py). Checked in
-# the handlers' wrapper and in the router's own replies, not in a middleware: aiohttp's middleware
-# machinery cost 12% of the JSON replies' throughput at 64 connections.
+# the handlers' wrapper and in the router's own replies, not in a middleware, whose machinery every
+# request would pass through.
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"})
 
 
@@ -534,7 +533,7 @@ def _shape_router_errors(request: web.Request, response: web.StreamResponse) -> 
 def finishing_hook(set_origin: Callable[[web.Request, web.StreamResponse], None]):
     """The app's one ``on_response_prepare`` hook: the allowed origin on every reply, then the
     router's own error replies reshaped. One hook for both, because every hook costs each reply a
-    coroutine of its own: the second one cost 1.5% of a JSON reply's instructions."""
+    coroutine of its own."""
 
     async def finish_head(request: web.Request, response: web.StreamResponse) -> None:
         set_origin(request, response)

@@ -35,8 +35,7 @@ from multidict import istr
 
 from mockllama.wire.errors import RequestError, error_body
 
-# istr: set and looked up on every reply, so folded once here (server.app says why): 1,100
-# instructions a reply.
+# istr: set and looked up on every reply, so folded once here (server.app says why).
 ALLOW_ORIGIN = istr("Access-Control-Allow-Origin")
 ORIGIN = istr("Origin")
 FETCH_SITE = istr("Sec-Fetch-Site")

@@ -1,6 +1,6 @@
 """Work the server does soon after its start, between requests, that the first request needing it
-would otherwise pay for: the 404's nearest search gathers each route's candidates, about 45 ms a
-route at 10,000 recordings, which a first miss paid on top of its own 50 ms."""
+would otherwise pay for: the 404's nearest search gathers each route's candidates, work that grows
+with the recordings, which a first miss would pay for on top of its own."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def _prepare(matcher: Matcher) -> None:
 def nearest_prepared_soon(matcher: Matcher) -> Callable[[web.Application], AsyncIterator[None]]:
     """For ``app.cleanup_ctx``: prepare ``matcher``'s nearest search in the background, from
     ``PREPARE_AFTER_S`` after the start; stopped with the app. A miss before then gathers its
-    route itself, as before."""
+    route itself."""
 
     async def context(_app: web.Application) -> AsyncIterator[None]:
         task = asyncio.get_running_loop().create_task(_prepare(matcher))
