@@ -325,3 +325,20 @@ class Status(FaultKind):
     def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
         error = plan.errors[value]
         outgoing.replace(error, replaced_headers(outgoing.headers, error))
+
+
+@register
+class Unavailable(FaultKind):
+    name, value, seen = "unavailable", "SECONDS", Seen.ERROR_STATUS
+    help = "llama-server's own recorded 503, with Retry-After: SECONDS"
+    wire = "llama-server's own recorded 503, as `status=503` sends it, with a `Retry-After: SECONDS` header"
+    measured = ("1", "300")
+
+    def check(self, value: int, plan: FaultPlan) -> None:
+        plan.recorded_error(503, f"{self.name}={value}")
+
+    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
+        error = plan.errors[503]
+        headers = replaced_headers(outgoing.headers, error)
+        headers["Retry-After"] = str(value)
+        outgoing.replace(error, headers)

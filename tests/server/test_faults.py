@@ -313,3 +313,25 @@ def test_serve_help_lists_every_registered_fault():
     listed = [line.strip() for line in result.stdout.splitlines()]
     assert [line.strip() for line in help_lines()] == [line for line in listed if line in help_lines()]
     assert len(help_lines()) == len(KINDS)
+
+
+# --- unavailable=SECONDS: llama-server's own 503, with the Retry-After it does not send itself -----
+
+
+@pytest.mark.parametrize("payload", [PLAIN, STREAM], ids=["plain", "stream"])
+def test_unavailable_sends_llama_servers_recorded_503_with_retry_after(server, payload):
+    status, headers, body = post_json(server.url, "/v1/responses", payload, {"X-Mockllama-Fault": "unavailable=7"})
+    assert (status, body) == (503, recorded_errors(SCENARIOS)[503].body)
+    assert json.loads(body)["error"]["type"] == "unavailable_error"
+    assert headers["Retry-After"] == "7" and headers["X-Mockllama-Fault"] == "unavailable=7"
+    assert headers["X-Mockllama-Scenario"] == "text-finishes"
+
+
+def test_unavailable_needs_a_recorded_503():
+    without = {
+        name: scenario for name, scenario in SCENARIOS.items() if 503 not in {i.status for i in scenario.interactions}
+    }
+    with pytest.raises(
+        ValueError, match="no recording of llama-server answering HTTP 503, so unavailable=5 has no body"
+    ):
+        FaultPlan.build(without, {"*": "unavailable=5"})

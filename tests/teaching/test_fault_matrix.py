@@ -66,3 +66,9 @@ def test_recorded_statuses_raise_the_sdks_status_errors(rows):
     assert rows["status=500"].requests_with_retries == 3
     assert rows["status=400"].create.startswith("BadRequestError: Error code: 400")
     assert rows["status=400"].requests_with_retries == 1
+
+
+def test_the_sdk_waits_out_a_503s_retry_after_only_up_to_its_limit(rows):
+    assert rows["unavailable=1"].create.startswith("InternalServerError: Error code: 503")
+    assert rows["unavailable=1"].requests_with_retries == 3  # retried, a second apart
+    assert rows["unavailable=300"].requests_with_retries == 1  # past the SDK's two minutes: not retried
