@@ -252,7 +252,7 @@ class DisconnectBytes(FaultKind):
                 break
             kept.append(block[:left])
             left -= len(kept[-1])
-        outgoing.drop = value < outgoing.full[1]
+        outgoing.drop = value < outgoing.whole_size
         outgoing.blocks = kept
 
 

@@ -32,7 +32,7 @@ class Outgoing:
     headers: CIMultiDictProxy | CIMultiDict
     stream: bool
     blocks: list[bytes]  # a plain body as one block, a stream as its events
-    full: tuple[int, int]  # the reply's own blocks and bytes, in full: what a cut is measured against
+    whole: list[bytes]  # the reply's own blocks, all of them: what a cut is measured against
     before: float = 0.0  # seconds to wait before the head
     waits: list[float] | None = None  # seconds to wait before each block, once the head is out
     drop: bool = False  # close the connection after the blocks instead of ending the reply
@@ -40,22 +40,23 @@ class Outgoing:
     @classmethod
     def of(cls, reply: Reply, headers: CIMultiDictProxy | CIMultiDict) -> Outgoing:
         blocks = [event.raw for event in reply.events] if reply.events is not None else [reply.body]
-        return cls(reply.status, reply.reason, headers, reply.events is not None, blocks, (len(blocks), _size(blocks)))
+        return cls(reply.status, reply.reason, headers, reply.events is not None, blocks, blocks[:])
 
     def replace(self, reply: Reply, headers: CIMultiDict) -> None:
         """Send ``reply`` instead, with ``headers``: the waits set so far stay."""
         replaced = Outgoing.of(reply, headers)
         self.status, self.reason, self.headers = replaced.status, replaced.reason, replaced.headers
-        self.stream, self.blocks, self.full = replaced.stream, replaced.blocks, replaced.full
+        self.stream, self.blocks, self.whole = replaced.stream, replaced.blocks, replaced.whole
 
     @property
     def finished(self) -> bool:
-        """Whether every block of the reply goes out, whole."""
-        return (len(self.blocks), _size(self.blocks)) == self.full
+        """Whether the whole reply goes out, every block as it is."""
+        return self.blocks == self.whole  # the same bytes objects, unless a step cut them
 
-
-def _size(blocks: list[bytes]) -> int:
-    return sum(len(block) for block in blocks)
+    @property
+    def whole_size(self) -> int:
+        """The bytes of the whole reply's body."""
+        return sum(map(len, self.whole))
 
 
 class Step(ABC):

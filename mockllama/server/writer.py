@@ -38,7 +38,7 @@ async def send(request: web.Request, trace: Trace, outgoing: Outgoing) -> web.St
     if not outgoing.stream:
         # A plain body keeps a Content-Length: the full one when the connection is to be dropped,
         # so that the client can tell the body is short; else the length of what is sent.
-        response.content_length = outgoing.full[1] if outgoing.drop else sum(map(len, outgoing.blocks))
+        response.content_length = outgoing.whole_size if outgoing.drop else sum(map(len, outgoing.blocks))
     trace.bytes_sent, trace.finished = 0, False
     try:
         if outgoing.stream and outgoing.waits is None:

@@ -106,9 +106,9 @@ def test_a_changed_reply_is_journalled_with_what_went_out(server_with):
 
 
 def test_outgoing_knows_whether_the_whole_reply_goes_out():
-    outgoing = Outgoing(200, None, {}, True, [b"ab", b"cd"], (2, 4))
-    assert outgoing.finished
-    outgoing.blocks = [b"ab", b"c"]
+    outgoing = Outgoing(200, None, {}, True, [b"ab", b"cd"], [b"ab", b"cd"])
+    assert outgoing.finished and outgoing.whole_size == 4
+    outgoing.blocks[-1] = b"c"
     assert not outgoing.finished
-    outgoing.blocks = [b"ab"]
+    del outgoing.blocks[-1]
     assert not outgoing.finished
