@@ -19,8 +19,8 @@ BLOCK_END = b"\n\n"
 
 class Event(NamedTuple):
     """One SSE block: its ``event:`` name (or None), its ``data:`` text, and its exact bytes.
-    A named tuple, not a frozen dataclass: a first start at 10,000 recordings makes 250,000 of
-    them to check the streams, and a frozen dataclass is five times slower to make."""
+    A named tuple, not a frozen dataclass: a first start with many recordings makes hundreds of
+    thousands of them to check the streams, and a frozen dataclass is slower to make."""
 
     name: str | None
     data: str
