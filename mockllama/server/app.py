@@ -23,6 +23,7 @@ from mockllama.matching.matcher import Matcher, Selection, served_setup
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server import cors
 from mockllama.server.aiohttp_private import reshape_prepared
+from mockllama.server.delay import DelayStep
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, FaultStep
 from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
@@ -354,7 +355,7 @@ class Answer:
 
 def outgoing_steps(settings: Settings, faults: FaultPlan) -> tuple[Step, ...]:
     """What may happen to a reply on its way out, in the order it happens (``server.steps``)."""
-    return (FaultStep(faults), PacingStep(settings.pace))
+    return (DelayStep(settings.delay), FaultStep(faults), PacingStep(settings.pace))
 
 
 OUTGOING_STEPS = web.AppKey("outgoing_steps", tuple)

@@ -284,6 +284,16 @@ class ReplayOptions:
             shown_default="instant",
         ),
     )
+    delay: int = field(
+        default=0,
+        metadata=option(
+            "--delay",
+            "Wait MS milliseconds before every replayed reply, as a real server's latency would, on top of "
+            "--pace and any fault. 0: no waiting.",
+            metavar="MS",
+            parse=whole(0, 999_999_999),
+        ),
+    )
     journal_size: int = field(
         default=DEFAULT_JOURNAL_SIZE,
         metadata=option(
