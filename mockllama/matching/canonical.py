@@ -210,9 +210,45 @@ def unordered_key(path: str, body, canonical=None) -> str:
     return _UNORDERED_KEY_TEXT(canonical)
 
 
-def first_turn_messages(messages: list) -> list:
-    """The messages before the first model reply: what every turn of one conversation shares."""
+def first_exchange(messages: list) -> list:
+    """What every later turn of one conversation carries first: the first turn's messages (an
+    assistant prefill included) and the model's first reply, up to the end of that reply. Later
+    turns add tool outputs and replies after it, which may differ (a tool's output is the client's).
+
+    The reply is compared as a client sends it back: without its call ids (each recorded reply has
+    its own, and a client may give its own), with its arguments as JSON values (a client may
+    write them again, compact), and without an empty ``content`` beside its calls."""
     for index, message in enumerate(messages):
         if isinstance(message, dict) and message.get("role") == "assistant" and replies_carried(messages[index:]):
-            return messages[:index]
+            end = index
+            while end < len(messages) and isinstance(messages[end], dict) and messages[end].get("role") == "assistant":
+                end += 1
+            return [*messages[:index], *(_as_reply(message) for message in messages[index:end])]
     return messages
+
+
+def _as_reply(message: dict) -> dict:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls:
+        return message
+    reply = {key: value for key, value in message.items() if not (key == "content" and value in ("", None))}
+    reply["tool_calls"] = [_call_as_sent_back(call) for call in calls]
+    return reply
+
+
+def _call_as_sent_back(call) -> object:
+    if not isinstance(call, dict):
+        return call
+    sent_back = {key: value for key, value in call.items() if key != "id"}
+    function = call.get("function")
+    if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+        sent_back["function"] = {**function, "arguments": _arguments(function["arguments"])}
+    return sent_back
+
+
+def _arguments(text: str) -> str:
+    """Arguments that parse as JSON, written compact (so any spacing is one); others as sent."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        return text

@@ -7,21 +7,23 @@ keys are computed while the cassette is read and kept in the cassette index with
 
 from __future__ import annotations
 
-from mockllama.matching.canonical import canonical_key, canonical_request, first_turn_messages, unordered_key
+from mockllama.matching.canonical import canonical_key, canonical_request, first_exchange, unordered_key
 from mockllama.matching.fingerprint import parts_of
 from mockllama.recordings.cassettes import Interaction
 from mockllama.recordings.chat_twin import turn_of
 
 
 def conversation_key(path: str, body, canonical=None, turn: int | None = None) -> str | None:
-    """What every turn of one conversation shares: the request with its history cut back to the
-    messages before the first model reply. None for a request that carries no reply yet.
+    """What every later turn of one conversation shares: the request with its history cut back to the
+    end of the model's first reply (``first_exchange``), so that a later turn matches only a
+    conversation whose first turn and first reply its history really holds, a prefill included.
+    None for a request that carries no reply yet.
     ``canonical``, ``turn``: the body's canonical form and turn, when the caller has them already."""
     canonical = canonical_request(path, body) if canonical is None else canonical
     messages = canonical.get("messages") if isinstance(canonical, dict) else None
     if not isinstance(messages, list) or (turn_of(path, body) if turn is None else turn) < 2:
         return None
-    return canonical_key(path, None, {**canonical, "messages": first_turn_messages(messages)})
+    return canonical_key(path, None, {**canonical, "messages": first_exchange(messages)})
 
 
 def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:

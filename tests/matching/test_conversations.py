@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mockllama.recordings.catalogue import load_catalogue
+from support.client_requests import CLIENT_REQUESTS
 from support.httpkit import post_json
 from support.recordings import SCENARIOS
 
@@ -287,3 +288,32 @@ def test_matched_by_its_first_turn_every_model_reply_counts():
 
     selection = Matcher(dict(SCENARIOS)).select("POST", RESPONSES, json.dumps(request).encode())
     assert (selection.how, selection.turn) == ("conversation", 2)
+
+
+@pytest.mark.parametrize(
+    "name", ["openai-agents-responses-Runner.run-tool-turn2", "openai-agents-chat-Runner.run-tool-turn2"]
+)
+def test_a_later_turn_whose_first_turn_was_never_recorded_matches_no_conversation(name):
+    """openai-agents' second turn, as captured: its first turn had no prefill and its call is whole.
+    It shares every field of tool-conversation-cut-20's recorded second turn but its history: that
+    conversation's first turn carried the prefill, and its reply was cut. So it is no later turn of
+    that conversation (whose turn 2 is llama-server's 500 for the cut call), and gets a 404."""
+    from mockllama.matching.matcher import Matcher
+    from mockllama.wire.errors import RequestError
+
+    request = CLIENT_REQUESTS[name]
+    with pytest.raises(RequestError) as missed:
+        Matcher(dict(SCENARIOS)).select("POST", request.path, request.body.encode())
+    assert missed.value.status == 404
+
+
+def test_a_later_turn_carrying_another_reply_than_the_recorded_one_matches_no_conversation():
+    """The recorded first turn, but a call with other arguments than the model's: not this conversation."""
+    from mockllama.matching.matcher import Matcher
+    from mockllama.wire.errors import RequestError
+
+    request = _turn_2("tool-conversation", "done")
+    request["input"][-2] = {**request["input"][-2], "arguments": '{"path": "/tmp/other.txt", "content": "Hi"}'}
+    with pytest.raises(RequestError) as missed:
+        Matcher(dict(SCENARIOS)).select("POST", RESPONSES, json.dumps(request).encode())
+    assert missed.value.status == 404
