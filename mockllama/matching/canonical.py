@@ -28,6 +28,8 @@ tests/live/test_live_equivalences.py sends both forms to a fresh server and comp
   (llama-server rebuilds those objects), but it does matter inside a tool's ``parameters``:
   llama-server renders the schema in the order it was sent, and another order generates
   something else.
+- On ``/v1/messages`` (Anthropic) only these hold: the ignored fields, ``"stream": false``, top-level
+  numbers and key order, and key order inside a message; anything else nested compares as sent.
 
 Anything else is kept as sent, so a difference that has not been proven harmless is a miss.
 """
@@ -37,7 +39,7 @@ from __future__ import annotations
 import json
 
 from mockllama.recordings.chat_twin import chat_twin, replies_carried
-from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
 # llama-server does not read these: the same generation whatever they say (tests/live proves each).
 IGNORED_FIELDS = frozenset(
@@ -181,7 +183,18 @@ def canonical_request(path: str, body) -> object:
             return _as_sent(body)
     if path == CHAT_PATH:
         return canonical_chat(body)
-    return _as_sent(body)  # e.g. /v1/messages: no equivalence has been proven there
+    if path == MESSAGES_PATH:
+        return _anthropic(body)
+    return _as_sent(body)
+
+
+def _anthropic(body: dict) -> dict:
+    """A /v1/messages request: as sent, but for the equivalences proven there (the ignored fields,
+    ``stream: false``, top-level numbers and key order, and key order inside a message)."""
+    kept = _as_sent(body)
+    if isinstance(kept.get("messages"), list):
+        kept["messages"] = [_sorted(message) if isinstance(message, dict) else message for message in kept["messages"]]
+    return kept
 
 
 def _as_sent(body: dict) -> dict:

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 from mockllama.matching.canonical import canonical_key
-from support.equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT
+from support.equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT, MESSAGES
 
 pytestmark = pytest.mark.live
 
@@ -35,6 +35,9 @@ def generated(url: str, path: str, body: dict):
         choice = reply["choices"][0]
         calls = [(c["function"]["name"], c["function"]["arguments"]) for c in choice["message"].get("tool_calls") or []]
         return choice["message"].get("content"), calls, choice["finish_reason"]
+    if path == MESSAGES:
+        blocks = [{k: v for k, v in block.items() if k != "id"} for block in reply["content"]]
+        return blocks, reply["stop_reason"], reply["usage"]["output_tokens"]
     items = []
     for item in reply["output"]:
         if item["type"] == "function_call":

@@ -10,7 +10,7 @@ import json
 
 from mockllama.recordings.catalogue import load_catalogue
 
-RESPONSES, CHAT = "/v1/responses", "/v1/chat/completions"
+RESPONSES, CHAT, MESSAGES = "/v1/responses", "/v1/chat/completions", "/v1/messages"
 COUNT = "Count from 1 to 200, separated by spaces."
 CATALOGUE = {entry.name: entry for entry in load_catalogue()}
 
@@ -54,6 +54,18 @@ def _conversation_turn_2(with_ids: bool) -> dict:
 
 BASE = {"model": "x", "input": COUNT, "max_output_tokens": 8, "temperature": 0}
 CHAT_BASE = {"model": "x", "messages": [{"role": "user", "content": COUNT}], "max_tokens": 8, "temperature": 0}
+# /v1/messages as the Anthropic SDK writes a message (role first), at temperature 0
+MESSAGES_BASE = {"max_tokens": 8, "messages": [{"role": "user", "content": COUNT}], "model": "x", "temperature": 0}
+
+
+def _messages_tool_request() -> dict:
+    """messages-tool-forced-cut-20 as recorded: each message's keys as content, role."""
+    return json.loads(json.dumps(CATALOGUE["messages-tool-forced-cut-20"].requests[0].json))
+
+
+def _role_first(request: dict) -> dict:
+    return {**request, "messages": [{"role": m["role"], "content": m["content"]} for m in request["messages"]]}
+
 
 # (name, path, form A, form B): llama-server generates the same from both
 EQUIVALENT = [
@@ -97,6 +109,18 @@ EQUIVALENT = [
         RESPONSES,
         _tool_request(),
         {**_tool_request(), "tools": [_reversed_keys(_tool_request()["tools"][0])]},
+    ),
+    (
+        "messages: key order inside a message",
+        MESSAGES,
+        MESSAGES_BASE,
+        {**MESSAGES_BASE, "messages": [{"content": COUNT, "role": "user"}]},
+    ),
+    (
+        "messages: key order inside a message, with a prefill, on a tool call",
+        MESSAGES,
+        _role_first(_messages_tool_request()),
+        _messages_tool_request(),
     ),
     (
         "function_call item with or without id and status",
