@@ -12,11 +12,35 @@ from __future__ import annotations
 
 import json
 
-# The fields ``differences`` compares item by item, and how it reads each item.
+# The fields ``differences`` compares item by item, and how it reads each item: a chat request's
+# messages and tools, a Responses request's input items (``words.client_form``).
 LISTS = {
     "messages": lambda item: item,
+    "input": lambda item: item,
     "tools": lambda tool: tool.get("function", tool) if isinstance(tool, dict) else tool,
 }
+# How far a difference takes a request from a recording. Another prompt (a user message's content),
+# or tools on one side only, is another request: it weighs more than any number of the others (a
+# limit, a setting, the system turn, a tool's schema, a prefill), so the 404's nearest recordings
+# are those with the client's own prompt and kind of request.
+FAR = 1000
+# The lists whose items are conversation turns, where a user's content is the prompt.
+TURNS = frozenset({"messages", "input"})
+PROMPT_ROLE_TEXT = '"user"'  # the role "user", as JSON text
+FAR_FIELDS = frozenset({"tools"})  # present on one side only
+
+
+def field_weight(name: str) -> int:
+    """What a top-level field sent or recorded on one side only weighs."""
+    return FAR if name in FAR_FIELDS else 1
+
+
+def key_weight(listed: str, key: str, role_texts) -> int:
+    """What a differing key of an item of the list ``listed`` weighs; ``role_texts``: the item's
+    role on each side, as JSON text (None where it has none)."""
+    return FAR if key == "content" and listed in TURNS and PROMPT_ROLE_TEXT in role_texts else 1
+
+
 # A list field's own part: equal on both sides whenever both are lists (no JSON text is this).
 LIST = "<list>"
 

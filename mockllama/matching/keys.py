@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mockllama.matching.canonical import canonical_key, canonical_request, first_exchange, unordered_key
 from mockllama.matching.fingerprint import parts_of
+from mockllama.matching.words import client_form
 from mockllama.recordings.cassettes import Interaction
 from mockllama.recordings.chat_twin import turn_of
 
@@ -29,8 +30,9 @@ def conversation_key(path: str, body, canonical=None, turn: int | None = None) -
 def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:
     """What the matcher looks this recording up by: the canonical key, the key with every order
     ignored (for a body stored as a mapping, which lost its order), the key a later turn of its
-    conversation shares (None for a first turn), and its parts for the 404's nearest search
-    (``fingerprint``; None for a body that is not an object). None without a JSON request body."""
+    conversation shares (None for a first turn), and the parts of its form in its client's words
+    for the 404's nearest search (``fingerprint``, ``words``; None for a body that is not an
+    object). None without a JSON request body."""
     body = interaction.request_json
     if body is None:
         return None
@@ -39,9 +41,9 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
     if not isinstance(canonical, dict):
         parts = None
     elif interaction.request_raw is None:  # a mapping from YAML: its keys need not be strings
-        parts = parts_of(canonical)
+        parts = parts_of(client_form(interaction.path, body, canonical))
     else:
-        parts = _parts_by_key(key, canonical)
+        parts = _parts_by_key((interaction.path, "instructions" in body, key), interaction.path, body, canonical)
     return (
         key,
         unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
@@ -50,18 +52,20 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
     )
 
 
-# The parts of the last few canonical keys: a Responses request and its chat twin, recorded side by
-# side, have one canonical form (nearly half the recordings of a cassette directory). For a body
-# parsed from JSON text, equal keys are equal forms: JSON text tells every value and type apart.
-_RECENT_PARTS: dict[str, tuple] = {}
+# The parts of the last few compared forms, by what decides them: the route, whether a Responses
+# request has instructions (its first chat message is then ``instructions``) and the canonical key.
+# Cassette directories repeat requests (one catalogue recorded from several builds or set-ups).
+# For a body parsed from JSON text, equal keys are equal forms: JSON text tells every value and
+# type apart.
+_RECENT_PARTS: dict[tuple, tuple] = {}
 
 
-def _parts_by_key(key: str, canonical: dict) -> tuple:
-    parts = _RECENT_PARTS.get(key)
+def _parts_by_key(decided_by: tuple, path: str, body: dict, canonical: dict) -> tuple:
+    parts = _RECENT_PARTS.get(decided_by)
     if parts is None:
         if len(_RECENT_PARTS) >= 64:
             _RECENT_PARTS.clear()
-        parts = _RECENT_PARTS[key] = parts_of(canonical)
+        parts = _RECENT_PARTS[decided_by] = parts_of(client_form(path, body, canonical))
     return parts
 
 

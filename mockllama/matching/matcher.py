@@ -9,7 +9,9 @@ Order, first that applies:
 4. a later turn of a conversation whose first turn it shares;
 5. a 400 for a field of the wrong type;
 6. the ``--fallback`` scenario;
-7. a 404 that lists the nearest scenarios and how each differs, in canonical terms.
+7. a 404 that lists the nearest scenarios and how each differs, in the client's own words
+   (``differences``): another prompt, or tools on one side only, is farther than any number of
+   other differences.
 
 Within a scenario, the turn is read from the request's own input (the model replies it already
 carries), never from server state: parallel tests and retries stay independent, and a body
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
 from mockllama.matching.canonical import canonical_key, unordered_key
-from mockllama.matching.differences import describe, nearest
+from mockllama.matching.differences import count_of, describe, nearest
 from mockllama.matching.keys import conversation_key, keys_for
 from mockllama.matching.nearness import Candidates, Fingerprints
 from mockllama.matching.turns import OwnReplies, own_replies, own_turn
@@ -301,10 +303,11 @@ class Matcher:
                 f"mockllama: no recording matches {method} {path} (stream={str(stream).lower()}); "
                 f"no scenario records that endpoint with that stream flag. {how_to}"
             )
-        count, near, closest = nearest(path, body, candidates, MAX_LISTED)
+        weight, near, closest = nearest(path, body, candidates, MAX_LISTED)
         listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
         if near > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
             listed += f"; and {near - MAX_LISTED} more as near"
+        count = count_of(weight)
         differ = f"{count} difference{'s' if count != 1 else ''}"
         label = (
             f"Nearest scenario ({differ})" if near == 1 else f"Nearest scenarios ({near}, equally near, {differ} each)"

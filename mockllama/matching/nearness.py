@@ -1,16 +1,17 @@
-"""Counting how far a request is from thousands of recordings, fast: the 404's nearest search.
+"""Weighing how far a request is from thousands of recordings, fast: the 404's nearest search.
 
-``differences`` says how two canonical requests differ, field by field; doing that for every
-recording of a route is too slow for a 404 among thousands of recordings. The count alone is
-cheaper to get from a *fingerprint*: the canonical request cut into parts (each top-level field,
-each list's length, each message or tool), every part a tuple holding its JSON. Recordings share
-most parts (the same system prompt, tools and settings), and a part costs the same against the
-sent request wherever it appears, so a 404 prices each distinct part once and a recording's
-count is a sum of lookups. The parts are made when a cassette is read and kept in the cassette
-index (``fingerprint``, ``keys.match_keys``), equal ones stored as one object: the first 404 at
-10,000 recordings at most gathers them (a server gathers them between requests soon after its start:
-``server.warming``). The count equals ``len(differences(...))`` for every pair of
-requests (tests/matching/test_nearness.py checks that); ``differences`` still words the few it lists.
+``differences`` says how two requests differ, field by field, in the client's words; doing that
+for every recording of a route is too slow for a 404 among thousands of recordings. The weight
+alone is cheaper to get from a *fingerprint*: the compared form (``differences.compared_form``)
+cut into parts (each top-level field, each list's length, each message, input item or tool),
+every part a tuple holding its JSON. Recordings share most parts (the same system prompt, tools
+and settings), and a part costs the same against the sent request wherever it appears, so a 404
+prices each distinct part once and a recording's weight is a sum of lookups. The parts are made
+when a cassette is read and kept in the cassette index (``fingerprint``, ``keys.match_keys``),
+equal ones stored as one object: the first 404 at 10,000 recordings at most gathers them (a server
+gathers them between requests soon after its start: ``server.warming``). The weight equals the sum
+of ``differences(...)``'s weights for every pair of requests (tests/matching/test_nearness.py
+checks that); ``differences`` still words the few it lists.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import chain
 
+from mockllama.matching.fingerprint import LIST, field_weight, key_weight
 from mockllama.matching.keys import keys_for
 
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
@@ -49,8 +51,8 @@ class Prices(dict):
 
     def __missing__(self, ident: int) -> int:
         part = self.parts[ident]
-        if part.__class__ is frozenset:  # the names: the sent fields a recording lacks, one difference each
-            cost = len(self.names - part)
+        if part.__class__ is frozenset:  # the names: the sent fields a recording lacks, each a difference
+            cost = sum(map(field_weight, self.names - part))
         else:
             cost = self._price(*part)
         self[ident] = cost
@@ -58,27 +60,36 @@ class Prices(dict):
 
     def _price(self, kind: str, slot: tuple, text: str, keys: tuple | None) -> int:
         mine = self.sent.get((kind, slot))
+        if kind == "count":  # each sent item beyond the recorded list's end is a difference
+            return max(0, int(mine[0]) - int(text)) if mine is not None else 0
         if kind != "item":
-            if kind == "count":
-                return int(mine is not None and mine[0] != text)
-            return int(mine is None or mine[0] != text)
-        if mine is None or mine[0] == text:
-            return 0  # beyond the sent list's end (its count says so), or the same item
+            return field_weight(slot[0]) if mine is None else int(mine[0] != text)
+        if mine is None:  # beyond the sent list's end: a difference when the sent list is a list
+            return int(self._listed(slot[0]))
+        if mine[0] == text:
+            return 0
         ours = mine[1]
         if ours is None or keys is None:
             return 1
-        cost, shared = 0, 0
+        listed, roles = slot[0], (ours.get("role"), next((value for key, value in keys if key == "role"), None))
+        cost, theirs = 0, set()
         for key, value in keys:  # a loop, not sum(): this runs once per distinct part on a miss
-            sent = ours.get(key)  # JSON text is never None
-            if sent is None or sent != value:
-                cost += 1
-            if sent is not None:
-                shared += 1
-        return cost + len(ours) - shared  # and each sent key the recorded item lacks
+            theirs.add(key)
+            if ours.get(key) != value:  # JSON text is never None
+                cost += key_weight(listed, key, roles)
+        for key in ours:  # and each sent key the recorded item lacks
+            if key not in theirs:
+                cost += key_weight(listed, key, roles)
+        return cost or 1  # the same keys and values, in another order
+
+    def _listed(self, name: str) -> bool:
+        """Whether the sent request has ``name`` as a list, compared item by item."""
+        field = self.sent.get(("field", (name,)))
+        return field is not None and field[0] == LIST
 
 
 def fewest(sent: Fingerprint, candidates: list[tuple[object, Fingerprint]]) -> tuple[int, list[object]]:
-    """The smallest difference count, and every candidate at it, in order."""
+    """The least weight of differences (``fingerprint.FAR``), and every candidate at it, in order."""
     if not isinstance(candidates, Candidates):
         candidates = Candidates(candidates)
     price, best, nearest = Prices(sent, candidates.parts).__getitem__, None, []

@@ -53,6 +53,7 @@ _READING_CODE = (
     "matching/canonical.py",
     "matching/keys.py",
     "matching/fingerprint.py",
+    "matching/words.py",
 )
 
 

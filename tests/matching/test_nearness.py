@@ -9,8 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockllama.matching.canonical import canonical_request
-from mockllama.matching.differences import differences
+from mockllama.matching.differences import compared_form, count_of, differences, weight
 from mockllama.matching.fingerprint import parts_of
 from mockllama.matching.keys import match_keys
 from mockllama.matching.matcher import Matcher
@@ -31,9 +30,7 @@ REQUESTS = [
 
 def _count(path: str, sent: dict, recorded: dict) -> int:
     """nearness's count of how ``sent`` differs from ``recorded``."""
-    return fewest(parts_of(canonical_request(path, sent)), [("recorded", parts_of(canonical_request(path, recorded)))])[
-        0
-    ]
+    return fewest(parts_of(compared_form(path, sent)), [("recorded", parts_of(compared_form(path, recorded)))])[0]
 
 
 def test_the_count_is_the_number_of_differences_for_every_pair_of_recorded_requests():
@@ -42,7 +39,7 @@ def test_the_count_is_the_number_of_differences_for_every_pair_of_recorded_reque
     for path, sent in REQUESTS:
         for other_path, recorded in REQUESTS:
             if other_path == path:
-                assert _count(path, sent, recorded) == len(differences(path, sent, recorded)), (sent, recorded)
+                assert _count(path, sent, recorded) == weight(differences(path, sent, recorded)), (sent, recorded)
                 pairs += 1
     assert pairs > 3000
 
@@ -91,8 +88,8 @@ def test_the_count_is_the_number_of_differences_for_edited_requests(first, secon
     path, recorded = REQUESTS[first]
     other_path, other = REQUESTS[second]
     for sent in (_edited(recorded, edits, salt), _edited(other if other_path == path else recorded, edits, salt)):
-        assert _count(path, sent, recorded) == len(differences(path, sent, recorded)), (sent, recorded)
-        assert _count(path, recorded, sent) == len(differences(path, recorded, sent)), (recorded, sent)
+        assert _count(path, sent, recorded) == weight(differences(path, sent, recorded)), (sent, recorded)
+        assert _count(path, recorded, sent) == weight(differences(path, recorded, sent)), (recorded, sent)
 
 
 def test_equal_parts_are_one_object_across_recordings_read_together(tmp_path, monkeypatch):
@@ -142,10 +139,10 @@ def test_a_404_names_the_same_nearest_scenarios_as_comparing_every_recording():
         for i in s.interactions
         if i.path == path and not i.stream and isinstance(i.request_json, dict) and i.status < 400
     }
-    counted = {key: len(differences(path, sent, i.request_json)) for key, i in candidates.items()}
+    counted = {key: weight(differences(path, sent, i.request_json)) for key, i in candidates.items()}
     fewest_count = min(counted.values())
     nearest_names = [name for (name, _), count in counted.items() if count == fewest_count]
-    assert f"{fewest_count} difference" in message
+    assert f"{count_of(fewest_count)} difference" in message
     assert len(nearest_names) == 1 or f"Nearest scenarios ({len(nearest_names)}, equally near" in message
     listed = [name for name in nearest_names if f"'{name}':" in message]
     assert len(listed) == min(len(nearest_names), 10)
@@ -153,14 +150,15 @@ def test_a_404_names_the_same_nearest_scenarios_as_comparing_every_recording():
     assert not any(f"'{name}':" in message for name in others)
 
 
-def test_each_recording_s_parts_are_those_of_its_own_canonical_form():
-    """match_keys reuses the parts of a canonical key it has just seen (a Responses request and its
-    chat twin): the parts it gives are still each recording's own."""
+def test_each_recording_s_parts_are_those_of_its_own_compared_form():
+    """match_keys reuses the parts of a compared form it has just seen (the same request in another
+    cassette): the parts it gives are still each recording's own, a Responses request's and its chat
+    twin's each in their own words."""
     for scenario in SCENARIOS.values():
         for interaction in scenario.interactions:
-            canonical = canonical_request(interaction.path, interaction.request_json)
+            form = compared_form(interaction.path, interaction.request_json)
             keys = match_keys(interaction)
-            assert keys is None or keys[3] == (parts_of(canonical) if isinstance(canonical, dict) else None)
+            assert keys is None or keys[3] == (parts_of(form) if isinstance(form, dict) else None)
 
 
 _JSON = st.recursive(
