@@ -19,7 +19,14 @@ from mockllama.app import ServeOptions, create_app
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR
 from mockllama.matching.keys import match_keys
-from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, collection_paused, load_scenarios
+from mockllama.recordings.cassettes import (
+    RECORDING_SETS,
+    CassetteError,
+    Scenario,
+    collection_paused,
+    in_reading_order,
+    load_scenarios,
+)
 from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
 from mockllama.server.faults import help_lines as fault_help_lines
 from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
@@ -325,7 +332,7 @@ def scenarios(cassettes, recordings, as_json) -> None:
 
     A scenario with more than one turn is a conversation: each request is answered with the turn
     its own input asks for (1 + the model replies it already carries)."""
-    rows = [scenario_row(s) for s in _load(_chosen(cassettes, recordings)).values()]
+    rows = [scenario_row(s) for s in in_reading_order(_load(_chosen(cassettes, recordings)))]
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))

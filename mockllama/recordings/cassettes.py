@@ -11,6 +11,7 @@ import gc
 import itertools
 import json
 import os
+import re
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -159,6 +160,11 @@ class Scenario:
     def twin_finish_reason(self, interaction: Interaction) -> str | None:
         twin = self.chat_twin(interaction)
         return chat_finish_reason(twin) if twin is not None else None
+
+    @property
+    def limit(self) -> int | None:
+        """The token limit of its first request that has one."""
+        return next((i.limit for i in self.interactions if i.limit is not None), None)
 
     @property
     def endpoints(self) -> list[str]:
@@ -500,6 +506,27 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     if old_bodies is not None:
         old_bodies.close()
     return scenarios
+
+
+# Scenario families (a name's first word) in the order they read best: plain text first, then the
+# retry ladder, tool calls, the Anthropic endpoint and reasoning; any other family after them, by name.
+FAMILIES = ("text", "ladder", "tool", "poem", "messages", "thinking")
+# What a name says of its limit or outcome, after its series: text-cut-8, tool-agents-finishes.
+_OUTCOME = re.compile(r"-(cut-\d+|finishes|exact-limit)(-.*)?$")
+
+
+def reading_order(name: str, limit: int | None) -> tuple:
+    """A scenario's place in a list that reads well: by family, then series (``tool`` before
+    ``tool-conversation``), then limit (none last), then name."""
+    family = name.split("-")[0]
+    series = _OUTCOME.sub("", name)
+    known = FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+    return known, family, series != family, series, limit is None, limit or 0, name
+
+
+def in_reading_order(scenarios: dict[str, Scenario]) -> list[Scenario]:
+    """The scenarios by family, then limit (``reading_order``)."""
+    return sorted(scenarios.values(), key=lambda scenario: reading_order(scenario.name, scenario.limit))
 
 
 def load_scenarios(directories: list[Path], keys_of: KeysOf | None = None) -> dict[str, Scenario]:

@@ -11,7 +11,7 @@ import textwrap
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.replay import reply_for
-from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario
+from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, reading_order
 from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
@@ -216,19 +216,10 @@ def _turn(scenario: Scenario, number: int) -> dict:
     return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
 
 
-FAMILIES = ("text", "ladder", "tool", "poem", "thinking")  # the order they teach best in: plain text first
-
-
 def _teaching_order(told: dict):
-    family = told["name"].split("-")[0]
+    """Responses scenarios first (the ones with something to teach), each part in reading order."""
     limit = (told.get("request") or {}).get("max_output_tokens")
-    limit = limit if isinstance(limit, int) else 0
-    return (
-        told["kind"] != "responses",
-        FAMILIES.index(family) if family in FAMILIES else len(FAMILIES),
-        limit,
-        told["name"],
-    )
+    return told["kind"] != "responses", reading_order(told["name"], limit if isinstance(limit, int) else None)
 
 
 def stories(scenarios: dict[str, Scenario]) -> list[dict]:
