@@ -23,6 +23,9 @@ with those in ``"set"``, as an agent loop sends it::
 A ``requests`` scenario sends its raw requests as written: ``json`` for a JSON body, ``data`` for
 a body sent byte for byte (malformed requests), neither for a GET.
 
+Any scenario may have a ``"note"``: what a reader of its recording must know (a reply sampled
+rather than greedy, say). The recorder copies it into ``provenance.json`` under ``"notes"``.
+
 A catalogue made for a server set up in a particular way names that set-up in a top-level
 ``"setup"`` object: its ``name``, the ``chat_template_file`` and that file's ``chat_template_sha256``, and
 a ``note`` on what the recordings are. The recorder refuses a server whose chat template has
@@ -82,6 +85,7 @@ class CatalogueScenario:
     responses: dict | None = None
     requests: tuple[PlannedRequest, ...] = ()
     turns: tuple[dict, ...] = ()  # a conversation: how each later turn follows from the one before
+    note: str | None = None  # what a reader of the recording must know (copied into provenance.json)
 
     def planned(self) -> list[PlannedRequest]:
         """The requests of the first turn (all of them, for a ``requests`` scenario)."""
@@ -169,8 +173,11 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
         if requests is not None and not isinstance(requests, list):
             raise CatalogueError(f'{source}: scenario {name!r}: "requests" must be a list')
         planned = tuple(_raw_request(name, raw) for raw in requests or [])
+        note = entry.get("note")
+        if note is not None and not isinstance(note, str):
+            raise CatalogueError(f'{source}: scenario {name!r}: "note" must be a string')
         scenarios.append(
-            CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses))
+            CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses), note)
         )
     return scenarios
 

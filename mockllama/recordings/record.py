@@ -81,6 +81,7 @@ class Outcome:
     scenario: str
     summary: str  # e.g. "responses=completed twin=length"
     failed: bool = False  # nothing was written for it; any old cassette is kept
+    note: str | None = None  # the catalogue's note on the scenario
 
 
 class ReplyTooLarge(RecordError):
@@ -351,7 +352,7 @@ async def record_scenario(
         raise _client_error(url, err, f"failed while recording {entry.name!r}") from None
     except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
         raise RecordError(f"{url} took over {timeout:g} s to answer while recording {entry.name!r}") from None
-    return Outcome(entry.name, _summarise(entry, replies))
+    return Outcome(entry.name, _summarise(entry, replies), note=entry.note)
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -372,10 +373,12 @@ def write_provenance(
     setup: dict | None = None,
 ) -> Path:
     path = out_dir / PROVENANCE_FILE
-    scenarios = {}
+    scenarios, notes = {}, {}
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        scenarios = dict(json.loads(path.read_text()).get("scenarios", {}))  # keep earlier partial runs
+        earlier = json.loads(path.read_text())  # keep earlier partial runs
+        scenarios, notes = dict(earlier.get("scenarios", {})), dict(earlier.get("notes", {}))
     scenarios.update({outcome.scenario: outcome.summary for outcome in outcomes if not outcome.failed})
+    notes.update({outcome.scenario: outcome.note for outcome in outcomes if not outcome.failed and outcome.note})
     provenance = {
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "recorded_by": f"mockllama {__version__} ({recorded_by})",
@@ -390,6 +393,8 @@ def write_provenance(
         "catalogue": catalogue,
         "scenarios": dict(sorted(scenarios.items())),
     }
+    if notes:
+        provenance["notes"] = dict(sorted(notes.items()))
     if server_patch is not None:  # a patched build: name the patch, and pin it by its sha256
         provenance["server_patch"] = {
             "file": server_patch.name,

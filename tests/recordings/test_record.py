@@ -130,6 +130,7 @@ def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
         ([1, 2], '"scenarios" list'),
         ({"scenarios": [{"name": "a", "requests": [], "turns": []}]}, 'only beside "responses"'),
         ({"scenarios": [{"name": "a", "responses": {}, "turns": [{"drop": ["x"]}]}]}, 'needs a "tool_output"'),
+        ({"scenarios": [{"name": "a", "responses": {}, "note": ["sampled"]}]}, '"note" must be a string'),
     ],
 )
 def test_bad_catalogues_are_refused_with_a_reason(catalogue, words):
@@ -304,6 +305,32 @@ def test_a_patched_server_is_recorded_with_the_patch_name_and_sha256(server, tmp
         server.url, tmp_path / "again", "--scenario", "text-cut-8", "--server-patch", str(tmp_path / "nope")
     )
     assert result.returncode == 2 and "nope" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_scenario_s_note_is_copied_into_provenance(server, tmp_path):
+    """What a reader of a recording must know (a sampled reply, say) travels with it."""
+    seed = {
+        "input": "Count from 1 to 200, separated by spaces.",
+        "max_output_tokens": 8,
+        "model": "x",
+        "temperature": 0,
+    }
+    catalogue = tmp_path / "noted.json"
+    catalogue.write_text(
+        json.dumps(
+            {
+                "scenarios": [
+                    {"name": "text-cut-8", "note": "what this one is", "responses": seed},
+                    {"name": "text-cut-64", "responses": {**seed, "max_output_tokens": 64}},
+                ]
+            }
+        )
+    )
+    result = _record(server.url, tmp_path / "out", "--catalogue", str(catalogue))
+    assert result.returncode == 0, result.stderr
+    provenance = json.loads((tmp_path / "out" / "provenance.json").read_text())
+    assert provenance["notes"] == {"text-cut-8": "what this one is"}
+    assert sorted(provenance["scenarios"]) == ["text-cut-64", "text-cut-8"]
 
 
 def _catalogue_for_setup(tmp_path, sha256: str):
