@@ -21,6 +21,7 @@ from itertools import chain
 
 from mockllama.matching.fingerprint import LIST, field_weight, key_weight
 from mockllama.matching.keys import keys_for
+from mockllama.recordings.cassettes import reading_order
 
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
 Fingerprint = tuple
@@ -114,8 +115,9 @@ class Fingerprints:
         self._routes.clear()
 
     def of(self, route: tuple, recordings: Callable[[], Iterable]) -> Candidates:
-        """The candidates for ``route``, one per scenario and turn, in order; ``recordings()`` lists
-        the route's recordings the first time."""
+        """The candidates for ``route``, one per scenario and turn, in reading order (so the 404
+        lists equally near ones as ``mockllama scenarios`` does); ``recordings()`` lists the
+        route's recordings the first time."""
         found = self._routes.get(route)
         if found is None:
             pairs, seen = [], set()
@@ -124,5 +126,6 @@ class Fingerprints:
                 if first not in seen:
                     seen.add(first)
                     pairs.append((interaction, keys_for(interaction)[3]))
+            pairs.sort(key=lambda pair: (reading_order(pair[0].scenario, pair[0].limit), pair[0].turn))
             found = self._routes[route] = Candidates(pairs)
         return found
