@@ -30,7 +30,11 @@ PATCHED = load_scenarios([patched_cassette_dir()])
 PROVENANCES = {
     path.parent.name: json.loads(path.read_text()) for path in patched_cassette_dir().rglob("provenance.json")
 }
-CATALOGUES = {"smollm2-135m-instruct-q4_1": "default", "smollm2-135m-forced-thinking": "forced-thinking"}
+CATALOGUES = {
+    "smollm2-135m-instruct-q4_1": "default",
+    "smollm2-135m-forced-thinking": "forced-thinking",
+    "smollm2-135m-instruct-q4_1-clients": "clients",
+}
 
 
 def _responses(scenario, stream: bool):
@@ -38,8 +42,8 @@ def _responses(scenario, stream: bool):
     return interaction if interaction is not None and interaction.status == 200 else None
 
 
-# The patched set was recorded from the default and forced-thinking catalogues; the stock set's other
-# catalogues (server errors, multi-item) have no patched recording to compare with.
+# The patched set was recorded from the default, forced-thinking and clients catalogues; the stock set's
+# other catalogues (server errors, multi-item) have no patched recording to compare with.
 CASES = [(name, stream) for name in sorted(PATCHED) for stream in (False, True) if _responses(STOCK[name], stream)]
 
 
@@ -55,14 +59,14 @@ def test_the_patched_set_names_the_patch_and_the_server_it_came_from():
         assert "llama-server-b11434-patched-" in provenance["server_command"]
         assert provenance["catalogue"] == CATALOGUES[directory]
     assert PROVENANCES["smollm2-135m-forced-thinking"]["setup"] == "smollm2-135m-forced-thinking"
-    # Recorded from the default and forced-thinking catalogues, as the stock set was (the stock set
+    # Recorded from the default, forced-thinking and clients catalogues, as the stock set was (the stock set
     # also holds the server-error recordings, which come from another catalogue).
     assert set(PATCHED) == {entry.name for catalogue in CATALOGUES.values() for entry in load_catalogue(catalogue)}
     assert set(PATCHED) <= set(STOCK)
 
 
 def test_every_responses_scenario_is_compared_streamed_and_not():
-    assert len(CASES) == 38 and len({name for name, _ in CASES}) == 19
+    assert len(CASES) == 60 and len({name for name, _ in CASES}) == 30
 
 
 def _reasoning_status_filled(value):

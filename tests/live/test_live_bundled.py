@@ -2,7 +2,7 @@
 
 The other live tests compare a fresh recording with the live server; this one checks what ships.
 For each bundled set (stock and patched, default and forced-thinking catalogues, and the
-multi-item one), every recorded request (the recorded bytes, in the order they were recorded)
+multi-item and clients ones), every recorded request (the recorded bytes, in the order they were recorded)
 goes to a fresh llama-server started as that set was, and to mockllama serving the set
 (``/buggy``: as recorded). The two
 replies must carry the same generated content: status, text and text deltas, tool arguments and
@@ -40,7 +40,9 @@ SETS = {
         "start_forced_thinking_server",
     ),
     "multi-item": (STOCK / "smollm2-135m-instruct-q4_1-multi-item", "multi-item", "start_llama_server"),
+    "clients": (STOCK / "smollm2-135m-instruct-q4_1-clients", "clients", "start_llama_server"),
     "patched": (PATCHED / "smollm2-135m-instruct-q4_1", None, "start_patched_llama_server"),
+    "patched-clients": (PATCHED / "smollm2-135m-instruct-q4_1-clients", "clients", "start_patched_llama_server"),
     "patched-forced-thinking": (
         PATCHED / "smollm2-135m-forced-thinking",
         "forced-thinking",
@@ -107,11 +109,18 @@ def _in_recorded_order(directory: Path, catalogue: Path | None):
     return scenarios, sends
 
 
+def _server_args(directory: Path) -> list[str]:
+    """The options the set's server had beyond the stock command: its ``--seed``, which makes a
+    request without a temperature (sampled at llama-server's default) draw the same sample again."""
+    command = json.loads((directory / "provenance.json").read_text())["server_command"].split()
+    return command[command.index("--seed") : command.index("--seed") + 2] if "--seed" in command else []
+
+
 @pytest.mark.parametrize("name", list(SETS))
 def test_every_bundled_recording_replays_what_a_fresh_llama_server_generates(name, request):
     directory, catalogue, starter = SETS[name]
     scenarios, sends = _in_recorded_order(directory, catalogue)
-    live = request.getfixturevalue(starter)()
+    live = request.getfixturevalue(starter)(*_server_args(directory))
     differences = []
     try:
         with BackgroundServer(create_app(scenarios)) as replay:

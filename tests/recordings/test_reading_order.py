@@ -28,7 +28,15 @@ def _listed() -> list[str]:
 
 def test_mockllama_scenarios_lists_by_family_then_limit():
     names = _listed()
-    assert names[:4] == ["text-cut-8", "text-exact-limit", "text-cut-64", "text-finishes"]
+    assert names[:7] == [
+        "text-cut-8",
+        "text-cut-8-null-instructions",
+        "text-exact-limit",
+        "text-cut-16",
+        "text-cut-64",
+        "text-finishes",
+        "text-finishes-null-instructions",
+    ]
     # by limit, not by name (a name sort puts tool-cut-20 before tool-cut-8)
     assert _in_order(names, ["tool-cut-8", "tool-cut-20", "tool-cut-30", "tool-finishes"])
     assert _in_order(names, ["ladder-cut-8", "ladder-cut-16", "ladder-finishes"])
@@ -49,6 +57,7 @@ def test_a_family_of_ones_own_reads_by_limit_after_the_bundled_families():
 
 def test_the_teaching_page_lists_responses_scenarios_first_each_in_reading_order():
     names = [told["name"] for told in stories(SCENARIOS)]
-    assert names[:4] == ["text-cut-8", "text-exact-limit", "text-cut-64", "text-finishes"]
+    assert _in_order(names, ["text-cut-8", "text-exact-limit", "text-cut-16", "text-cut-64", "text-finishes"])
+    assert names[0] == "text-cut-8"
     assert _in_order(names, ["tool-cut-8", "tool-cut-20", "tool-cut-30", "tool-finishes", "tool-conversation-cut-20"])
     assert _in_order(names, ["thinking-finishes", "messages-cut-8", "errors"])

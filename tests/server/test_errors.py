@@ -31,9 +31,9 @@ def test_no_match_names_the_nearest_scenario_and_the_fields_that_differ(server):
     assert status == 404
     error = _error(body)
     assert error == {"code": 404, "type": "not_found_error", "message": error["message"]}
-    # text-cut-8 and text-cut-64 differ from it in the limit alone: both are named, in canonical terms.
+    # text-cut-8, text-cut-16 and text-cut-64 differ from it in the limit alone: all are named.
     # thinking-finishes (the count prompt at 400) is of another server set-up: never a nearest one
-    assert "Nearest scenarios (2, equally near, 1 difference each): " in error["message"]
+    assert "Nearest scenarios (3, equally near, 1 difference each): " in error["message"]
     assert "thinking-finishes" not in error["message"]
     assert "'text-cut-8': max_output_tokens: sent 9, recorded 8" in error["message"]
     assert "'text-cut-64': max_output_tokens: sent 9, recorded 64" in error["message"]
