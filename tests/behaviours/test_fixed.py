@@ -38,6 +38,18 @@ CUT_TABLE = {
     # catalogue multi-item: two function_call items; the cut falls inside the second
     "tool-two-calls-finishes": False,
     "tool-two-calls-cut-70": True,
+    # catalogue clients: real clients' default requests; no tool request gets a call (a cut text reply)
+    "text-cut-16": True,
+    "text-cut-8-null-instructions": True,
+    "text-finishes-null-instructions": False,
+    "tool-plain-cut-20": True,
+    "tool-plain-required-cut-20": True,
+    "tool-agents-cut-20": True,
+    "tool-pydantic-ai-cut-20": True,
+    "tool-haystack-cut-20": True,
+    "tool-haystack-chat-cut-20": True,
+    "tool-llama-index-cut-20": True,
+    "tool-llama-index-chat-cut-20": True,
 }
 CUT = sorted(name for name, cut in CUT_TABLE.items() if cut)
 
