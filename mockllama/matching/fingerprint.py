@@ -35,10 +35,16 @@ def field_weight(name: str) -> int:
     return FAR if name in FAR_FIELDS else 1
 
 
+def prompt_weight(listed: str, role_texts) -> int:
+    """What a differing ``content`` of an item of the list ``listed`` weighs: FAR for a user's
+    message (another prompt), else 1. ``role_texts``: the item's role on each side, as JSON text
+    (None where it has none)."""
+    return FAR if listed in TURNS and PROMPT_ROLE_TEXT in role_texts else 1
+
+
 def key_weight(listed: str, key: str, role_texts) -> int:
-    """What a differing key of an item of the list ``listed`` weighs; ``role_texts``: the item's
-    role on each side, as JSON text (None where it has none)."""
-    return FAR if key == "content" and listed in TURNS and PROMPT_ROLE_TEXT in role_texts else 1
+    """What a differing key of an item of the list ``listed`` weighs."""
+    return prompt_weight(listed, role_texts) if key == "content" else 1
 
 
 # A list field's own part: equal on both sides whenever both are lists (no JSON text is this).

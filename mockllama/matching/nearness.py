@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from itertools import chain
 
-from mockllama.matching.fingerprint import LIST, field_weight, key_weight
+from mockllama.matching.fingerprint import FAR, FAR_FIELDS, LIST, field_weight, prompt_weight
 from mockllama.matching.keys import keys_for
 from mockllama.recordings.cassettes import reading_order
 
@@ -53,7 +53,8 @@ class Prices(dict):
     def __missing__(self, ident: int) -> int:
         part = self.parts[ident]
         if part.__class__ is frozenset:  # the names: the sent fields a recording lacks, each a difference
-            cost = sum(map(field_weight, self.names - part))
+            missing = self.names - part
+            cost = len(missing) + (FAR - 1) * len(missing & FAR_FIELDS) if missing else 0
         else:
             cost = self._price(*part)
         self[ident] = cost
@@ -72,16 +73,22 @@ class Prices(dict):
         ours = mine[1]
         if ours is None or keys is None:
             return 1
-        listed, roles = slot[0], (ours.get("role"), next((value for key, value in keys if key == "role"), None))
-        cost, theirs = 0, set()
+        cost, shared, their_role, content = 0, 0, None, False
         for key, value in keys:  # a loop, not sum(): this runs once per distinct part on a miss
-            theirs.add(key)
-            if ours.get(key) != value:  # JSON text is never None
-                cost += key_weight(listed, key, roles)
-        for key in ours:  # and each sent key the recorded item lacks
-            if key not in theirs:
-                cost += key_weight(listed, key, roles)
-        return cost or 1  # the same keys and values, in another order
+            sent = ours.get(key)  # JSON text is never None
+            if sent is not None:
+                shared += 1
+            if sent != value:
+                cost += 1
+                content = content or key == "content"
+            if key == "role":
+                their_role = value
+        cost += len(ours) - shared  # and each sent key the recorded item lacks
+        if not cost:
+            return 1  # the same keys and values, in another order
+        if content or ("content" in ours and not any(key == "content" for key, _ in keys)):
+            cost += prompt_weight(slot[0], (ours.get("role"), their_role)) - 1
+        return cost
 
     def _listed(self, name: str) -> bool:
         """Whether the sent request has ``name`` as a list, compared item by item."""

@@ -1,4 +1,4 @@
-"""The 404's fast difference count (``nearness``) agrees with ``differences``, which words the 404:
+"""The 404's fast weigher (``nearness``) agrees with ``differences``, which words the 404:
 on every pair of real recorded requests, and on requests edited the ways a client's differ."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _count(path: str, sent: dict, recorded: dict) -> int:
     return fewest(parts_of(compared_form(path, sent)), [("recorded", parts_of(compared_form(path, recorded)))])[0]
 
 
-def test_the_count_is_the_number_of_differences_for_every_pair_of_recorded_requests():
+def test_the_weight_is_the_differences_weight_for_every_pair_of_recorded_requests():
     assert len(REQUESTS) > 100  # every bundled set: stock, forced-thinking, multi-item, server errors
     pairs = 0
     for path, sent in REQUESTS:
@@ -84,7 +84,7 @@ def _edited(body: dict, edits: list[str], salt: int) -> dict:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(REQUESTS) - 1), st.integers(0, len(REQUESTS) - 1), _edits(), st.integers(0, 50))
-def test_the_count_is_the_number_of_differences_for_edited_requests(first, second, edits, salt):
+def test_the_weight_is_the_differences_weight_for_edited_requests(first, second, edits, salt):
     path, recorded = REQUESTS[first]
     other_path, other = REQUESTS[second]
     for sent in (_edited(recorded, edits, salt), _edited(other if other_path == path else recorded, edits, salt)):
