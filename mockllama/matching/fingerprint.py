@@ -1,11 +1,13 @@
-"""A canonical request cut into parts, as plain values: what the 404's nearest search compares.
+"""A request in its compared form cut into parts, as plain values: what the 404's nearest search compares.
 
-Each top-level field is a part, and each list ``differences`` compares item by item (the messages,
-the tools) gives a part for its length and one for each item. A part is ``(kind, slot, JSON text,
+The compared form is the canonical request in its client's words (``words``). Each top-level field
+is a part, and each list ``differences`` compares item by item (the messages or input items, the
+tools) gives a part for its length and one for each item. A part is ``(kind, slot, JSON text,
 keys)``: ``kind`` is "field", "count" or "item", ``slot`` the field's name (and the item's index),
 and ``keys``, for an item that is an object, each key with its value's JSON text. The parts of a
 recording are computed when its cassette is read and kept in the cassette index with its match
-keys, so that the first 404 at 10,000 recordings need not compute them (``nearness`` counts with them).
+keys, so that the first 404 at 10,000 recordings need not compute them (``nearness`` weighs with
+them, by the weights declared here).
 """
 
 from __future__ import annotations
