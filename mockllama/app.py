@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from mockllama.recordings.cassettes import Scenario
 from mockllama.server.app import create_replay_app
 from mockllama.server.options import ReplayOptions, blame
 from mockllama.teaching import page
@@ -22,8 +23,17 @@ __all__ = ["ServeOptions", "create_app"]
 @dataclass(frozen=True)
 class ServeOptions(RecordingOptions, ReplayOptions):
     """Every option of `mockllama serve`: the replay server's (``ReplayOptions``), then the recording
-    ones (``RecordingOptions``). ``serve``'s click options, the pytest plugin's options and ini keys
-    and the docs' options tables are made from these fields (``server.options.options_of``)."""
+    ones (``RecordingOptions``).
+
+    Each field is one of `serve`'s options, by its flag's name (`--max-body-bytes` is
+    `max_body_bytes`; a repeatable one is a tuple, `--fault` is `faults`), e.g.
+    `ServeOptions(behaviour="fixed", faults=(("tool-cut-20", "disconnect=3"),))`; the options
+    table on the Running the server page lists them. A value an option cannot take, or options
+    that do not fit together, raise a `ValueError` (an `OptionError`, which names the option).
+
+    ``serve``'s click options, the pytest plugin's options and ini keys and the docs' options
+    tables are made from these fields (``server.options.options_of``).
+    """
 
     def __post_init__(self) -> None:
         ReplayOptions.__post_init__(self)
@@ -31,12 +41,60 @@ class ServeOptions(RecordingOptions, ReplayOptions):
 
 
 def create_app(
-    scenarios, options: ServeOptions | None = None, *, record_on_miss: RecordOnMiss | None = None
+    scenarios: dict[str, Scenario],
+    options: ServeOptions | None = None,
+    *,
+    record_on_miss: RecordOnMiss | None = None,
 ) -> web.Application:
-    """The server for ``scenarios`` with ``options`` (default: ``serve``'s defaults). With an
-    upstream in the options, or ``record_on_miss`` made already, what no recording answers is sent
-    to a live llama-server and recorded; without, the server never leaves its recordings. An option
-    that does not fit the recordings raises ``server.options.OptionError``, which names it."""
+    """The whole mockllama server as an aiohttp application, as `mockllama serve` and the pytest
+    plugin run it: the API routes under `/v1`, `/buggy/v1`, `/fixed/v1`, `/spec/v1` (one prefix
+    a behaviour), the journal at `/_mockllama/journal`, and the teaching page at `/`.
+
+    Args:
+        scenarios: The recordings to serve, by scenario name, as
+            `mockllama.recordings.cassettes.load_scenarios` loads them from cassette directories;
+            pass it `keys_of=mockllama.matching.keys.match_keys` so that requests match
+            recordings by their prompt, not only by a scenario's name.
+        options: `serve`'s options; by default, `serve`'s defaults. With an `upstream` among them,
+            what no recording answers is sent to that live llama-server and recorded.
+        record_on_miss: The recorder for what no recording answers, when it is made already; it
+            takes the place of the options' upstream. Without either, the server never leaves its
+            recordings.
+
+    Returns:
+        The application, not yet running: serve it with `aiohttp.web.run_app`, or in a test
+            with aiohttp's `TestServer`.
+
+    Raises:
+        ValueError: An option that does not fit the recordings, as an `OptionError` that names
+            it: a fallback or faulted scenario that is not loaded, a set-up no recording is of.
+
+    Example:
+        The bundled recordings, served in the `fixed` behaviour to an aiohttp test client:
+
+        ```python
+        import asyncio
+
+        from aiohttp.test_utils import TestClient, TestServer
+
+        from mockllama.app import ServeOptions, create_app
+        from mockllama.matching.keys import match_keys
+        from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+
+        scenarios = load_scenarios([bundled_cassette_dir()], keys_of=match_keys)
+        app = create_app(scenarios, ServeOptions(behaviour="fixed"))
+
+
+        async def main():
+            async with TestClient(TestServer(app)) as client:
+                reply = await client.post("/v1/responses", json={"model": "text-cut-8", "input": "Hi"})
+                print(reply.headers["X-Mockllama-Scenario"], (await reply.json())["status"])
+
+
+        asyncio.run(main())
+        # text-cut-8 incomplete
+        ```
+    """
     options = options if options is not None else ServeOptions()
     recording = record_on_miss if record_on_miss is not None else recording_of(options)
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
@@ -54,6 +55,8 @@ from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.scrub import scrub_text
 from mockllama.wire.terminal import printable
 from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
+
+__all__ = ["run", "Report", "ProbeResult", "Aspect", "Observation"]
 
 PROBES = ("text", "tool", "stream", "reasoning")
 # "all": the probes every server can answer; reasoning needs a server that thinks, so it is asked for by name.
@@ -294,7 +297,15 @@ def seen_in_stream(events: list[StreamEvent], path: str = RESPONSES_PATH) -> See
 
 @dataclass
 class Observation:
-    """What one request got back: one line of the report."""
+    """What one request of a probe got back: one line of the report.
+
+    Attributes:
+        endpoint: The path the request went to, `/v1/responses` or `/v1/chat/completions`.
+        stream: Whether the request asked for a stream.
+        limit: The request's output token limit.
+        line: The line `mockllama check` prints for it.
+        fields: What the reply said, by field: `status`, `finish_reason`, ...
+    """
 
     endpoint: str
     stream: bool
@@ -379,7 +390,17 @@ def _observe_chat(target, body, timeout) -> Observation:
 
 @dataclass
 class Aspect:
-    """One aspect of a cut reply: what it said (``seen``), the verdict, and why."""
+    """One aspect of a reply, judged on its own.
+
+    Attributes:
+        name: Which aspect: `status`, `incomplete_details.reason`, `cut_item.status`,
+            `completed_at`, `terminal_event` or `function_call_arguments.done`.
+        verdict: `honest` (it reports the reply as it was), `dishonest` (it says a cut reply
+            finished, or a finished one was cut), `wrong` (neither: missing, or another value) or
+            `not applicable` (the reply has nothing it could say it in).
+        seen: What the reply said.
+        why: Why that earns the verdict.
+    """
 
     name: str
     verdict: str  # honest, dishonest, wrong, not applicable
@@ -619,9 +640,21 @@ def fits(variant: Variant, seen: Seen) -> bool:
 
 @dataclass
 class ProbeResult:
-    """One probe's request and its verdict. For a cut request, ``usage_fallback`` says whether
-    usage.output_tokens reaches the limit, and ``finished`` is the same probe's request with room
-    to finish, judged the other way (None when the cut request got no answer to judge)."""
+    """One probe's request and its verdict, for one scenario.
+
+    Attributes:
+        probe: The probe: `text`, `tool`, `stream` or `reasoning`.
+        scenario: The recorded scenario whose requests it sent, e.g. `text-cut-8`.
+        verdict: `honest`, `dishonest`, `wrong` or `unknown`.
+        reason: Why, in a sentence.
+        observations: What each request got back.
+        aspects: Each aspect of the reply, judged (empty when the reply could not be read).
+        variants: The known servers whose truncation signals the cut reply carries.
+        usage_fallback: For a cut request, whether `usage.output_tokens` reaches the limit (the
+            one signal a client has left where the status lies).
+        finished: For a cut request, the same probe's request with room to finish, judged the
+            other way; None when the cut request got no answer to judge.
+    """
 
     probe: str
     scenario: str
@@ -634,9 +667,11 @@ class ProbeResult:
     finished: ProbeResult | None = None
 
     def failing(self, verdict: str) -> list[Aspect]:
+        """The aspects with this verdict, e.g. `failing("dishonest")`."""
         return [aspect for aspect in self.aspects if aspect.verdict == verdict]
 
     def lines(self) -> list[str]:
+        """The lines `mockllama check` prints for this probe."""
         fallback = self.usage_fallback
         return [
             *(obs.line for obs in self.observations),
@@ -794,7 +829,14 @@ def _sentence(text: str) -> str:
 
 @dataclass
 class Report:
-    url: str  # as it may be printed: no credential
+    """What `run` found: one result for each probe and scenario, and the verdict over them all.
+
+    Attributes:
+        url: The server's URL as it may be printed: without its credentials or query.
+        probes: Each probe's result, in the order they were sent.
+    """
+
+    url: str
     probes: list[ProbeResult]
 
     @property
@@ -804,11 +846,13 @@ class Report:
 
     @property
     def verdict(self) -> str:
+        """The worst of the probes' verdicts: `dishonest`, then `wrong`, then `unknown`, else `honest`."""
         verdicts = {result.verdict for result in [*self.probes, *self.finished]}
         return next((verdict for verdict in VERDICTS if verdict in verdicts), "honest")
 
     @property
     def exit_code(self) -> int:
+        """The exit code `mockllama check` gives the verdict: 0 honest, 1 dishonest or wrong, 2 unknown."""
         return EXIT_CODES[self.verdict]
 
     @property
@@ -850,7 +894,8 @@ class Report:
 
     @property
     def summary(self) -> str:
-        """One line, safe to print: what the server sent is shown with its escapes written out."""
+        """The verdict in a sentence (the failing aspects, or why it cannot tell), safe to print:
+        what the server sent is shown with its escapes written out."""
         return printable(self._summary())
 
     def _summary(self) -> str:
@@ -883,11 +928,13 @@ class Report:
         return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".") + self._fallback()
 
     def lines(self) -> list[str]:
-        """The report as printed. A reason quotes what a hostile server sent (a bad status line),
-        so every line goes through ``printable``: no escape sequence reaches the terminal."""
+        """What `mockllama check` prints: each probe's lines, then the summary. A reason quotes what
+        a hostile server sent (a bad status line), so every line goes through ``printable``: no
+        escape sequence reaches the terminal."""
         return [*(printable(line) for probe in self.probes for line in probe.lines()), self.summary]
 
     def to_dict(self) -> dict:
+        """What `mockllama check --json` prints."""
         return {
             "url": self.url,
             "verdict": self.verdict,
@@ -897,8 +944,52 @@ class Report:
         }
 
 
-def run(url: str, probes=("text",), model: str | None = None, timeout: float = 60.0) -> Report:
-    """Probe ``url`` (a server base URL, with or without ``/v1``) and return the report."""
+def run(url: str, probes: Sequence[str] = ("text",), model: str | None = None, timeout: float = 60.0) -> Report:
+    """Tell whether the server at `url` reports a reply cut off by `max_output_tokens` as cut off,
+    and a reply that finished as finished, as `mockllama check` does.
+
+    Each probe sends a recorded request that cannot finish within its limit to `/v1/responses`,
+    and its twin to `/v1/chat/completions`; when the twin says `finish_reason: "length"`, each
+    aspect of the Responses reply is judged on its own. The same probe's request with room to
+    finish is then judged the other way. Whatever the server does, `run` returns a report: an
+    unreachable server, an HTTP error or a reply it cannot read gives the verdict `unknown`, with
+    the reason.
+
+    Args:
+        url: The server's base URL, with or without `/v1`, e.g. `http://127.0.0.1:8080` or
+            `http://127.0.0.1:18090/fixed`. A `user:password` in it is sent as Basic auth and a
+            `?query` with every request; neither is ever printed.
+        probes: Which probes to send: `text` (`text-cut-8`), `tool` (`tool-cut-20`), `stream`
+            (both, streamed), `reasoning` (`thinking-cut-12`, for a server that thinks), or
+            `all` (text, tool and stream).
+        model: The `model` to send, for a server that checks it; by default the recorded one.
+        timeout: Seconds each request may take, from connecting to the reply's last byte.
+
+    Returns:
+        The report, with its `verdict` (`honest`, `dishonest`, `wrong` or `unknown`), `exit_code`
+            (0; 1 for dishonest or wrong; 2), `summary`, `lines()` as the command prints them
+            and `to_dict()` as `--json` does.
+
+    Raises:
+        ValueError: A probe that does not exist.
+
+    Example:
+        Against a running `mockllama serve`: llama-server's bug on `/buggy`, the correction on
+        `/fixed`.
+
+        ```python
+        import mockllama.check
+
+        buggy = mockllama.check.run("http://127.0.0.1:18090/buggy", probes=["text", "stream"])
+        print(buggy.verdict, buggy.exit_code)
+        print([aspect.name for aspect in buggy.probes[0].failing("dishonest")])
+        fixed = mockllama.check.run("http://127.0.0.1:18090/fixed", probes=["all"])
+        print(fixed.verdict, fixed.exit_code)
+        # dishonest 1
+        # ['status', 'cut_item.status', 'completed_at']
+        # honest 0
+        ```
+    """
     chosen = ALL_PROBES if "all" in probes else tuple(probes)
     unknown = set(chosen) - set(PROBES)
     if unknown:

@@ -23,6 +23,7 @@ suite that recorded with ``--mockllama-upstream URL`` then runs offline with no 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -34,9 +35,16 @@ from mockllama.server.journal import JOURNAL, Entry, Journal
 from mockllama.server.options import Option, OptionError, options_of
 from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR
 
+# Entry is the journal's, re-exported: tests read its fields, and this is the module they import.
+__all__ = ["mockllama", "mockllama_base_url", "mockllama_journal", "MockllamaServer", "JournalView", "Entry"]
+
 
 class JournalView:
-    """The journal entries after a mark: what one test's client sent, although the server is shared."""
+    """The journal's entries after a mark: what one test's clients sent, although the server is
+    shared. The `mockllama_journal` fixture gives one, and `MockllamaServer.journal_from_now`.
+
+    It reads as a list of `Entry`, oldest first: `len(view)`, `view[0]`, `for entry in view`.
+    """
 
     def __init__(self, journal: Journal, since: int):
         self._journal = journal
@@ -44,15 +52,21 @@ class JournalView:
 
     @property
     def entries(self) -> list[Entry]:
+        """The entries after the mark, oldest first."""
         return self._journal.entries(since=self._since)
 
     @property
     def last(self) -> Entry | None:
+        """The latest entry, or None when nothing was answered since the mark."""
         entries = self.entries
         return entries[-1] if entries else None
 
     def where(self, **fields) -> list[Entry]:
-        """The entries whose attributes equal all of ``fields``, e.g. ``where(scenario="text-cut-8")``."""
+        """The entries whose fields equal all of `fields`, e.g. `where(scenario="text-cut-8", status=200)`.
+
+        Raises:
+            TypeError: A field that entries do not have.
+        """
         unknown = set(fields) - set(Entry.__dataclass_fields__) - {"body"}
         if unknown:
             raise TypeError(f"journal entries have no field {', '.join(sorted(unknown))}")
@@ -72,7 +86,11 @@ class JournalView:
 
 
 class MockllamaServer:
-    """The running server, as tests see it."""
+    """The session's running server, as the `mockllama` fixture gives it to tests.
+
+    Attributes:
+        scenarios: The names of the scenarios it serves, sorted.
+    """
 
     def __init__(self, background, scenarios: dict):
         self._background = background
@@ -91,13 +109,20 @@ class MockllamaServer:
         return JournalView(journal, journal.last_id)
 
     def clear_journal(self) -> None:
+        """Empty the journal; entry ids go on from where they were."""
         self._background.app[JOURNAL].clear()
 
     @property
     def url(self) -> str:
+        """The server's root URL, `http://127.0.0.1:PORT`."""
         return self._background.url
 
     def base_url(self, behaviour: str = DEFAULT_BEHAVIOUR) -> str:
+        """The base URL to give a client for one behaviour, `http://127.0.0.1:PORT/fixed/v1`.
+
+        Raises:
+            ValueError: A behaviour that does not exist.
+        """
         if behaviour not in BEHAVIOURS:
             raise ValueError(unknown_behaviour(behaviour))
         return self._background.base_url(behaviour)
@@ -213,8 +238,19 @@ def _fail_option(err: OptionError, where: dict[str, str]) -> NoReturn:
 
 
 @pytest.fixture(scope="session")
-def mockllama(pytestconfig: pytest.Config):
-    """A mockllama server on a free loopback port for the whole session."""
+def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
+    """One mockllama server for the whole session, on a free loopback port, started the first
+    time a test asks for it and stopped at the end.
+
+    It serves the bundled recordings, with your own beside them (`--mockllama-cassettes`), and
+    takes `serve`'s options as `--mockllama-<flag>` or the ini key `mockllama_<name>` (the pytest
+    page lists them). It runs on a thread of its own, so synchronous and asynchronous clients
+    both reach it.
+
+    Yields:
+        The running server, with its `url`, `base_url(behaviour)`, `scenarios` and the session's
+            `journal`.
+    """
     from mockllama.matching.keys import match_keys
     from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
     from mockllama.server.background import BackgroundServer
@@ -238,11 +274,13 @@ def mockllama(pytestconfig: pytest.Config):
 
 @pytest.fixture(params=list(BEHAVIOURS))
 def mockllama_base_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
-    """``http://127.0.0.1:PORT/<behaviour>/v1``, once for each behaviour."""
+    """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, for each
+    behaviour in turn: a test that asks for it runs once with each (`buggy`, `fixed`, `spec`)."""
     return mockllama.base_url(request.param)
 
 
 @pytest.fixture
 def mockllama_journal(mockllama: MockllamaServer) -> JournalView:
-    """Only the requests this test's clients made, in order (the session's server is shared)."""
+    """The requests this test's clients made, oldest first, although the session's server is
+    shared: a `JournalView` marked when the test starts."""
     return mockllama.journal_from_now()

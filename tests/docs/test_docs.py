@@ -4,6 +4,7 @@ every code block either run by tests/docs/test_docs_examples.py or saying why no
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -53,6 +54,18 @@ def test_the_command_line_reference_is_the_commands_own_help(site):
     for command in ("serve", "scenarios", "record", "check", "explain"):
         assert f'id="mockllama-{command}"' in reference, command
     assert "--max-reply-bytes" in reference and "--cors-origin" in reference
+
+
+# The modules whose __all__ is mockllama's Python API (docs/api.md).
+PUBLIC_MODULES = ("mockllama.app", "mockllama.check", "mockllama.pytest_plugin")
+
+
+def test_the_api_page_renders_every_public_name_from_its_docstring(site):
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    for module in PUBLIC_MODULES:
+        for name in importlib.import_module(module).__all__:
+            assert f'id="{module}.{name}"' in page, f"docs/api.md does not render {module}.{name}"
+    assert "Raises:" in page and "Example" in page  # the docstrings' sections, rendered as sections
 
 
 def test_a_broken_anchor_fails_the_strict_build(tmp_path):
@@ -128,3 +141,4 @@ def test_every_page_has_examples_to_run():
     """The parser finds the blocks: no page silently loses its examples to a fence it misreads."""
     counted = {page.name: len(blocks(page)) for page in pages()}
     assert counted["README.md"] >= 8 and counted["journal.md"] >= 3 and counted["check.md"] >= 2, counted
+    assert counted["app.py"] >= 1 and counted["check.py"] >= 1, counted  # docs/api.md's, in the docstrings

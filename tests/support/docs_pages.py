@@ -1,4 +1,5 @@
-"""The documentation's pages, README.md and docs/*.md, and the code blocks in them.
+"""The documentation's pages, README.md and docs/*.md, and the code blocks in them; with them,
+the docstrings docs/api.md renders (``::: mockllama.check.run``), whose examples are that page's.
 
 Sybil parses each page: its Markdown lexers find the fenced code blocks, with the language and an
 optional ``title="..."`` on the opening fence, and the ``<!-- not run: WHY -->`` comment that may
@@ -9,7 +10,7 @@ checks that every block is either run or says why not.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from support import ROOT
 
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+API_PAGE = DOCS / "api.md"
 
 # The opening fence's info line: a language, then optionally title="FILE" (Material shows it).
 INFO = re.compile(r'(?P<language>[\w-]*)(?:[ \t]+title="(?P<title>[^"]+)")?[ \t]*$\n', re.MULTILINE)
@@ -49,8 +51,25 @@ class Block:
         return f"{self.page.relative_to(ROOT)}:{self.line}"
 
 
+def api_sources() -> list[Path]:
+    """The source files of the objects docs/api.md renders from their docstrings (mkdocstrings'
+    ``::: dotted.path`` lines): the module that holds each, found by path, not imported."""
+    found = set()
+    for dotted in re.findall(r"^::: ([\w.]+)$", API_PAGE.read_text(encoding="utf-8"), re.MULTILINE):
+        parts = dotted.split(".")
+        for end in range(len(parts), 0, -1):
+            module = ROOT.joinpath(*parts[:end])
+            source = module / "__init__.py" if module.is_dir() else module.with_suffix(".py")
+            if source.is_file():
+                found.add(source)
+                break
+        else:
+            raise AssertionError(f"docs/api.md renders {dotted}, which is in no module of the checkout")
+    return sorted(found)
+
+
 def pages() -> list[Path]:
-    return [README, *sorted(DOCS.glob("*.md"))]
+    return [README, *sorted(DOCS.glob("*.md")), *api_sources()]
 
 
 def _parse_blocks(document: Document):
@@ -81,8 +100,10 @@ def _parse_blocks(document: Document):
 
 @cache
 def blocks(page: Path) -> tuple[Block, ...]:
+    """The page's blocks; in a Python file (parsed docstring by docstring), each block's line is
+    the file's."""
     document = Sybil([_parse_blocks]).parse(page)
-    return tuple(example.parsed for example in document)
+    return tuple(replace(example.parsed, line=example.line) for example in document)
 
 
 def all_blocks() -> list[Block]:
