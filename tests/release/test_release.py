@@ -155,6 +155,19 @@ def test_the_changelog_latest_release_is_the_package_version():
     )
 
 
+def test_the_docs_and_examples_name_the_version_being_released():
+    """An image tag or a pin (`mockllama:X.Y.Z`, `mockllama==X.Y.Z`) in README.md, docs/ or
+    examples/ names the package's own version; CHANGELOG.md keeps the history."""
+    places = [README, *(ROOT / "docs").glob("*.md"), *(p for p in (ROOT / "examples").rglob("*") if p.is_file())]
+    named = [
+        (path.relative_to(ROOT).as_posix(), version)
+        for path in places
+        for version in re.findall(r"mockllama(?::|==)(\d+\.\d+\.\d+)\b", path.read_text(encoding="utf-8"))
+    ]
+    assert named, "no page names a version: this test would prove nothing"
+    assert all(version == VERSION for _, version in named), [n for n in named if n[1] != VERSION]
+
+
 def test_the_fresh_venv_imports_the_installed_package_not_the_checkout(venv, elsewhere):
     probe = (
         "import importlib.metadata as m, mockllama; print(mockllama.__file__); print(m.version('mockllama')); "
