@@ -1,43 +1,36 @@
 """The whole app, as `mockllama serve` and the pytest plugin run it: the replay server, with the
-teaching page and, given an upstream, `serve --upstream`'s replay-or-record plugged in; and
-``ServeOptions``, every option of `serve`, which both read from their own command line."""
+teaching page and, given an upstream, `serve --upstream`'s replay-or-record plugged in.
+``ServeOptions`` (``mockllama.options``) is every option of `serve`.
+
+The recorder (``upstream.record_on_miss`` and ``upstream.proxy``: an HTTP client, the cassette
+writer, the catalogue) is imported only when an upstream is configured: a server that only
+replays never loads it, and starts sooner for it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from mockllama.options import ServeOptions
 from mockllama.recordings.cassettes import Scenario
 from mockllama.server.app import create_replay_app
-from mockllama.server.options import ReplayOptions, blame
+from mockllama.server.options import blame
 from mockllama.teaching import page
-from mockllama.upstream import proxy
-from mockllama.upstream.options import RecordingOptions
-from mockllama.upstream.options import record_on_miss as recording_of
-from mockllama.upstream.record_on_miss import RecordOnMiss
+
+if TYPE_CHECKING:
+    from mockllama.upstream.record_on_miss import RecordOnMiss
 
 __all__ = ["ServeOptions", "create_app"]
 
 
-@dataclass(frozen=True)
-class ServeOptions(RecordingOptions, ReplayOptions):
-    """Every option of `mockllama serve`: the replay server's (``ReplayOptions``), then the recording
-    ones (``RecordingOptions``).
+def recording_of(options: ServeOptions) -> RecordOnMiss | None:
+    """What ``serve --upstream`` does with a miss; None, without an upstream: replay only."""
+    if options.upstream is None:
+        return None
+    from mockllama.upstream.record_on_miss import record_on_miss  # only with an upstream: see the module's docstring
 
-    Each field is one of `serve`'s options, by its flag's name (`--max-body-bytes` is
-    `max_body_bytes`; a repeatable one is a tuple, `--fault` is `faults`), e.g.
-    `ServeOptions(behaviour="fixed", faults=(("tool-cut-20", "disconnect=3"),))`; the options
-    table on the Running the server page lists them. A value an option cannot take, or options
-    that do not fit together, raise a `ValueError` (an `OptionError`, which names the option).
-
-    ``serve``'s click options, the pytest plugin's options and ini keys and the docs' options
-    tables are made from these fields (``server.options.options_of``).
-    """
-
-    def __post_init__(self) -> None:
-        ReplayOptions.__post_init__(self)
-        RecordingOptions.__post_init__(self)
+    return record_on_miss(options)
 
 
 def create_app(
@@ -97,10 +90,16 @@ def create_app(
     """
     options = options if options is not None else ServeOptions()
     recording = record_on_miss if record_on_miss is not None else recording_of(options)
+    route = None if recording is None else _replay_or_record(recording)
+    return create_replay_app(scenarios, options, route=route, pages=(page.install,))
 
-    def replay_or_record(app: web.Application):
+
+def _replay_or_record(recording: RecordOnMiss):
+    """The API routes' handler maker for a server that records what no recording answers."""
+    from mockllama.upstream import proxy  # only with an upstream: see the module's docstring
+
+    def install(app: web.Application):
         with blame("fallback"):  # a fallback answers every miss: nothing would be recorded
             return proxy.install(app, recording)
 
-    route = None if recording is None else replay_or_record
-    return create_replay_app(scenarios, options, route=route, pages=(page.install,))
+    return install

@@ -29,11 +29,11 @@ from typing import NoReturn
 
 import pytest
 
-from mockllama.app import ServeOptions, create_app
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
+from mockllama.options import ServeOptions
 from mockllama.server.journal import JOURNAL, Entry, Journal
 from mockllama.server.options import Option, OptionError, options_of
-from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR
+from mockllama.upstream.options import DEFAULT_RECORD_DIR, with_record_dir
 
 # Entry is the journal's, re-exported: tests read its fields, and this is the module they import.
 __all__ = ["mockllama", "mockllama_base_url", "mockllama_journal", "MockllamaServer", "JournalView", "Entry"]
@@ -251,14 +251,15 @@ def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
         The running server, with its `url`, `base_url(behaviour)`, `scenarios` and the session's
             `journal`.
     """
+    # The server is imported when a test first asks for it: pytest loads this plugin in every
+    # session of every project that has mockllama installed, which mostly never serve.
+    from mockllama.app import create_app, recording_of
     from mockllama.matching.keys import match_keys
     from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
     from mockllama.server.background import BackgroundServer
-    from mockllama.upstream.options import record_on_miss
-    from mockllama.upstream.record_on_miss import with_record_dir
 
     options, where = serve_options(pytestconfig)
-    recording = record_on_miss(options)
+    recording = recording_of(options)
     directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
     try:
         scenarios = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)

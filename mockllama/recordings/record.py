@@ -32,10 +32,9 @@ from mockllama.wire.scrub import (
     scrub_text,
     split_credentials,
 )
+from mockllama.wire.sizes import DEFAULT_MAX_REPLY_BYTES
 
 PROVENANCE_FILE = "provenance.json"
-# A cut-off reply is kilobytes; a reply this large is a server gone wrong, not a recording.
-DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024
 
 
 class RecordError(Exception):

@@ -1,18 +1,24 @@
 """``serve --upstream``'s options, declared as the server's are (``server.options``), and the one
 check of how they go together: what records needs an upstream to record from.
-``mockllama.app.ServeOptions`` is these and the server's together."""
+``mockllama.options.ServeOptions`` is these and the server's together. Declarations only: what
+records (``record_on_miss``) is imported by a server that has an upstream, not by one that replays."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mockllama.recordings.record import DEFAULT_MAX_REPLY_BYTES
+from mockllama.recordings.cassettes import CASSETTE_SUFFIXES
 from mockllama.server.options import OptionError, directory, option, seconds, whole
 from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
 from mockllama.upstream.record_mode import SPELLINGS, RecordMode, parse_record_mode
-from mockllama.upstream.record_on_miss import DEFAULT_RECORD_DIR, SHUTDOWN_GRACE, RecordOnMiss
 from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET
+from mockllama.wire.sizes import DEFAULT_MAX_REPLY_BYTES
+
+DEFAULT_RECORD_DIR = "mockllama-cassettes"
+# Seconds that stopping the server (the end of a pytest session, SIGTERM, Ctrl-C) gives the
+# recordings in progress to finish; what still waits on the upstream then is abandoned unwritten.
+SHUTDOWN_GRACE = 5.0
 
 
 def _upstream(address: str) -> str:
@@ -121,15 +127,7 @@ def record_dir(options: RecordingOptions) -> Path:
     return options.record_to if options.record_to is not None else Path(DEFAULT_RECORD_DIR)
 
 
-def record_on_miss(options: RecordingOptions) -> RecordOnMiss | None:
-    """What ``serve --upstream`` does with a miss; None, without an upstream: replay only."""
-    if options.upstream is None:
-        return None
-    return RecordOnMiss(
-        parse_upstream(options.upstream, options.upstream_timeout),
-        record_dir(options),
-        options.record_mode or RecordMode.NEW,
-        options.max_reply_bytes or DEFAULT_MAX_REPLY_BYTES,
-        shutdown_grace=options.shutdown_grace,
-        reply_budget=options.reply_budget,
-    )
+def with_record_dir(directories: list[Path], record_to: Path) -> list[Path]:
+    """The record directory is served too, once it holds a cassette (it may not exist yet)."""
+    holds = record_to.is_dir() and any(p.suffix in CASSETTE_SUFFIXES for p in record_to.rglob("*"))
+    return [*directories, record_to] if holds else list(directories)

@@ -41,7 +41,6 @@ from yarl import URL
 from mockllama.matching.canonical import canonical_key
 from mockllama.matching.matcher import Matcher
 from mockllama.recordings.cassettes import (
-    CASSETTE_SUFFIXES,
     CassetteError,
     Interaction,
     Scenario,
@@ -60,7 +59,15 @@ from mockllama.recordings.record import (
     save_cassette,
     write_provenance,
 )
-from mockllama.upstream.client import UPSTREAM_ERRORS, Upstream, forwarded_headers, open_session, unreachable
+from mockllama.upstream.client import (
+    UPSTREAM_ERRORS,
+    Upstream,
+    forwarded_headers,
+    open_session,
+    parse_upstream,
+    unreachable,
+)
+from mockllama.upstream.options import SHUTDOWN_GRACE, RecordingOptions, record_dir
 from mockllama.upstream.record_mode import RecordMode
 from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET, SPOOL_THRESHOLD, ReplyBudget, Spool
 from mockllama.wire.errors import RequestError
@@ -69,10 +76,6 @@ from mockllama.wire.terminal import printable
 
 log = logging.getLogger("mockllama")
 
-DEFAULT_RECORD_DIR = "mockllama-cassettes"
-# Seconds that stopping the server (the end of a pytest session, SIGTERM, Ctrl-C) gives the
-# recordings in progress to finish; what still waits on the upstream then is abandoned unwritten.
-SHUTDOWN_GRACE = 5.0
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
 # A blank line ends an SSE block; the spec lets a line end in CRLF, LF or CR alone.
@@ -301,10 +304,18 @@ def summary(scenario: Scenario, interaction: Interaction) -> str:
     return f"{interaction.path}:{interaction.status}"
 
 
-def with_record_dir(directories: list[Path], record_to: Path) -> list[Path]:
-    """The record directory is served too, once it holds a cassette (it may not exist yet)."""
-    holds = record_to.is_dir() and any(p.suffix in CASSETTE_SUFFIXES for p in record_to.rglob("*"))
-    return [*directories, record_to] if holds else list(directories)
+def record_on_miss(options: RecordingOptions) -> RecordOnMiss | None:
+    """What ``serve --upstream`` does with a miss; None, without an upstream: replay only."""
+    if options.upstream is None:
+        return None
+    return RecordOnMiss(
+        parse_upstream(options.upstream, options.upstream_timeout),
+        record_dir(options),
+        options.record_mode or RecordMode.NEW,
+        options.max_reply_bytes or DEFAULT_MAX_REPLY_BYTES,
+        shutdown_grace=options.shutdown_grace,
+        reply_budget=options.reply_budget,
+    )
 
 
 class Recorder:

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from mockllama.app import ServeOptions, create_app
 from mockllama.behaviours.registry import BEHAVIOURS, FIRST, Behaviour, register, unregister
 from mockllama.behaviours.reply import recorded_reply
-from mockllama.cli import main, serve
+from mockllama.cli import main
+from mockllama.commands.serve import serve
 from mockllama.server.background import BackgroundServer
 from support.httpkit import call, request_bytes
 from support.recordings import SCENARIOS

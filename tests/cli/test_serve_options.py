@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from mockllama.app import ServeOptions
-from mockllama.cli import main, serve
+from mockllama.cli import main
+from mockllama.commands.serve import serve
 from mockllama.server.options import OptionError, options_of
 from support.recordings import catalogued_names
 

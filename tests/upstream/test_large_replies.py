@@ -206,5 +206,5 @@ def test_concurrent_misses_share_one_budget(proxy, tmp_path):
 def test_the_budget_and_the_shutdown_grace_are_options_of_serve_and_the_plugin():
     """--reply-budget and --shutdown-grace reach the recorder, as every other recording option does."""
     options = upstream_options.RecordingOptions(upstream="http://127.0.0.1:9", reply_budget=1234, shutdown_grace=1.5)
-    recording = upstream_options.record_on_miss(options)
+    recording = record_on_miss.record_on_miss(options)
     assert (recording.reply_budget, recording.shutdown_grace) == (1234, 1.5)

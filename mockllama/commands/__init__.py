@@ -1,0 +1,1 @@
+"""The commands of ``mockllama``, one module each, imported by ``cli`` only when that command runs."""

@@ -1,0 +1,79 @@
+"""``mockllama scenarios``: the scenarios of a set of recordings, as a table or as JSON lines."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from mockllama.behaviours.fixed import verdict
+from mockllama.commands.common import chosen, load, options_from
+from mockllama.recordings.cassettes import Scenario, in_reading_order
+from mockllama.server.options import ReplayOptions
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.terminal import printable
+
+
+def _responses_status(scenario: Scenario) -> str:
+    interaction = scenario.find("POST", RESPONSES_PATH, False)
+    if interaction is None:
+        return "-"
+    if interaction.status != 200:
+        return f"HTTP {interaction.status}"
+    body = interaction.body_json
+    return str(body.get("status")) if isinstance(body, dict) else "?"
+
+
+def scenario_row(scenario: Scenario) -> dict:
+    """What `mockllama scenarios` shows of one scenario."""
+    responses = scenario.find("POST", RESPONSES_PATH, False)
+    limited = next((i for i in scenario.interactions if i.limit is not None), None)
+    fixed_status = "-"
+    if responses is not None and responses.status == 200:
+        fixed_status = "incomplete" if verdict(scenario, responses).cut else "completed"
+    twin = scenario.find("POST", CHAT_PATH, False)
+    return {
+        "name": scenario.name,
+        "endpoints": scenario.endpoints,
+        "limit": limited.limit if limited else None,
+        "responses_status": _responses_status(scenario),
+        "fixed_status": fixed_status,
+        "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
+        "turns": scenario.turns,
+        "setup": scenario.setup,
+        "source": str(scenario.source),
+    }
+
+
+@click.command()
+@options_from(ReplayOptions, "cassettes", "recordings")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
+def scenarios(cassettes, recordings, as_json) -> None:
+    """List the scenarios: turns, limit, recorded Responses status, the chat twin's finish_reason, the
+    server set-up recorded from (serve --setup), endpoints.
+
+    A scenario with more than one turn is a conversation: each request is answered with the turn
+    its own input asks for (1 + the model replies it already carries)."""
+    rows = [scenario_row(s) for s in in_reading_order(load(chosen(cassettes, recordings)))]
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row))
+        return
+    header = ("scenario", "turns", "limit", "responses", "fixed", "twin", "setup", "endpoints")
+    cells = [
+        (
+            r["name"],
+            str(r["turns"]),
+            "-" if r["limit"] is None else str(r["limit"]),
+            r["responses_status"],
+            r["fixed_status"],
+            r["twin_finish_reason"] or "-",
+            r["setup"],
+            " ".join(r["endpoints"]),
+        )
+        for r in rows
+    ]
+    lines = [header] + [tuple(printable(cell) for cell in row) for row in cells]  # file names are untrusted
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+    for line in lines:
+        click.echo("  ".join(cell.ljust(width) for cell, width in zip(line, widths)) + "  " + line[-1])
