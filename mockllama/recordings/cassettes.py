@@ -18,12 +18,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from mockllama.recordings.chat_twin import turn_of
 from mockllama.recordings.index import IndexWriter, read_index, stamp, unchanged
 from mockllama.recordings.parallel import map_in_order
-from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml, load_yaml_file
 from mockllama.recordings.shape import reply_problem
 from mockllama.wire import sse
 from mockllama.wire.nesting import MAX_JSON_DEPTH, cannot_nest_deeper, depth_exceeds
@@ -240,6 +237,11 @@ class _Parsed:
 
 def read_cassette(path: Path):
     """vcrpy's (requests, responses), from YAML parsed safely here and read by vcrpy's own deserializer."""
+    # YAML is imported by the first cassette read: a start from the cassette index reads none.
+    import yaml
+
+    from mockllama.recordings.safe_yaml import UnsafeYaml, load_yaml, load_yaml_file
+
     try:
         size = path.stat().st_size
         if size == 0:

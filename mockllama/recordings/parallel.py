@@ -11,12 +11,10 @@ read in the process itself.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 Item = TypeVar("Item")
@@ -40,5 +38,9 @@ def map_in_order(function: Callable[[Item], Result], items: list[Item]) -> Itera
     if count < 2:
         yield from map(function, items)
         return
+    # Imported only to read in several processes: a start from the cassette index never does.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
         yield from pool.map(function, items)

@@ -9,7 +9,6 @@ from pathlib import Path
 from aiohttp import web
 
 from mockllama.server.app import SETTINGS, add_route, answers_errors, mockllama_headers, require_method
-from mockllama.teaching.explain import stories
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
 WEB_FILES = frozenset(path.name for path in WEB_DIR.iterdir() if path.is_file())
@@ -39,6 +38,9 @@ async def teaching_data(request: web.Request) -> web.Response:
     settings, built = request.app[SETTINGS], request.app[STORIES]
     generation = settings.matcher.generation
     if generation not in built:
+        # explain is imported when the page first asks for its data, not when the server starts.
+        from mockllama.teaching.explain import stories
+
         built.clear()
         built[generation] = stories(settings.scenarios)
     return web.json_response(built[generation], headers=mockllama_headers("none", "none"))

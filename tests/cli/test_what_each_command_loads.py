@@ -1,0 +1,130 @@
+"""Each command loads what it needs and nothing else: `serve` replays without the recorder, the
+other commands, the teaching tools, vcrpy or YAML, and the pytest plugin loads no server until a
+test asks for one. What a process has imported is read from its ``sys.modules``, never timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+pytest_plugins = ["pytester"]
+
+# Run as `python -c`: serve in this process; once it answers (any status), print the modules loaded.
+SERVE_AND_LIST = """
+import json, os, socket, sys, threading, time
+from mockllama.cli import main
+
+port, body = int(sys.argv[1]), b'{"model": "text-cut-8", "input": "Hi"}'
+request = b"POST /v1/responses HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
+request += b"Content-Length: %d\\r\\nConnection: close\\r\\n\\r\\n%s" % (len(body), body)
+
+def answer():
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(request)
+            return sock.recv(12).decode()
+    except OSError:
+        return None
+
+def report():
+    while (status := answer()) is None:
+        time.sleep(0.05)
+    print("ANSWERED " + status.split()[-1] + " MODULES " + json.dumps(sorted(sys.modules)), flush=True)
+    os._exit(0)
+
+threading.Thread(target=report, daemon=True).start()
+main(["serve", "--port", str(port), *sys.argv[2:]])
+"""
+
+# What replaying recordings never needs.
+NOT_FOR_REPLAY = (
+    "vcr",  # reads a cassette's YAML: a start from the cassette index reads none
+    "yaml",
+    "multiprocessing",  # reads many cassettes at once, on a start that has no index
+    "mockllama.upstream.proxy",  # serve --upstream: forward, record
+    "mockllama.upstream.record_on_miss",
+    "mockllama.recordings.record",  # mockllama record
+    "mockllama.recordings.catalogue",
+    "mockllama.check",  # mockllama check
+    "mockllama.wire.untrusted_http",
+    "mockllama.teaching.explain",  # mockllama explain, and the teaching page's data once asked for
+    "mockllama.teaching.journal_client",
+    "mockllama.teaching.matrix",
+    "mockllama.teaching.fault_matrix",
+    "mockllama.commands.check",
+    "mockllama.commands.explain",
+    "mockllama.commands.record",
+    "mockllama.commands.scenarios",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _serve_and_list(index_dir, *options: str) -> tuple[str, set[str]]:
+    """The status of a request to a fresh `mockllama serve` and the modules it had loaded then."""
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_LIST, str(_free_port()), *options],
+        env={**os.environ, "MOCKLLAMA_INDEX_DIR": str(index_dir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = next((line for line in result.stdout.splitlines() if line.startswith("ANSWERED ")), None)
+    assert line is not None, result.stdout + result.stderr
+    status, _, modules = line.removeprefix("ANSWERED ").partition(" MODULES ")
+    return status, set(json.loads(modules))
+
+
+def test_serve_answers_its_first_request_without_loading_what_only_recording_or_teaching_needs(tmp_path):
+    _serve_and_list(tmp_path)  # the first start reads every cassette and writes the index
+    status, loaded = _serve_and_list(tmp_path)
+    assert status == "200"
+    assert {"mockllama.commands.serve", "mockllama.server.app", "aiohttp.web"} <= loaded
+    assert sorted(loaded & set(NOT_FOR_REPLAY)) == []
+
+
+def test_serve_with_an_upstream_loads_the_recorder(tmp_path):
+    """The other side of the test above: what it looks for is loaded when it is needed."""
+    _, loaded = _serve_and_list(tmp_path, "--upstream", "http://127.0.0.1:9", "--record-to", str(tmp_path / "rec"))
+    assert {"mockllama.upstream.proxy", "mockllama.upstream.record_on_miss", "mockllama.recordings.record"} <= loaded
+
+
+# What the plugin leaves until a test asks for the server.
+SERVER = (
+    "mockllama.app",
+    "mockllama.server.app",
+    "mockllama.server.background",
+    "mockllama.matching.matcher",
+    "mockllama.teaching.page",
+    "mockllama.upstream.proxy",
+    "mockllama.upstream.record_on_miss",
+    "vcr",
+    "yaml",
+)
+
+PLUGIN_SESSION = f"""
+import sys
+
+SERVER = {SERVER!r}
+
+
+def test_pytest_loads_the_plugin_without_the_server():
+    assert [name for name in SERVER if name in sys.modules] == []
+
+
+def test_the_fixture_loads_it_when_a_test_first_asks(mockllama):
+    assert "mockllama.server.app" in sys.modules and mockllama.url.startswith("http://127.0.0.1:")
+"""
+
+
+def test_the_pytest_plugin_loads_no_server_until_a_test_asks_for_one(pytester):
+    pytester.makepyfile(test_session=PLUGIN_SESSION)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
