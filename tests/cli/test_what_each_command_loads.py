@@ -12,12 +12,14 @@ import sys
 
 pytest_plugins = ["pytester"]
 
-# Run as `python -c`: serve in this process; once it answers (any status), print the modules loaded.
+# Run as `python -c PORT OPTIONS...`: `mockllama serve` in this process, from its own command line as
+# the installed command runs it; once it answers (any status), print what it had loaded.
 SERVE_AND_LIST = """
 import json, os, socket, sys, threading, time
 from mockllama.cli import main
 
 port, body = int(sys.argv[1]), b'{"model": "text-cut-8", "input": "Hi"}'
+sys.argv = ["mockllama", "serve", "--port", sys.argv[1], *sys.argv[2:]]
 request = b"POST /v1/responses HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
 request += b"Content-Length: %d\\r\\nConnection: close\\r\\n\\r\\n%s" % (len(body), body)
 
@@ -32,11 +34,12 @@ def answer():
 def report():
     while (status := answer()) is None:
         time.sleep(0.05)
-    print("ANSWERED " + status.split()[-1] + " MODULES " + json.dumps(sorted(sys.modules)), flush=True)
+    seen = {"status": status.split()[-1], "modules": sorted(sys.modules)}
+    print("SEEN " + json.dumps(seen), flush=True)
     os._exit(0)
 
 threading.Thread(target=report, daemon=True).start()
-main(["serve", "--port", str(port), *sys.argv[2:]])
+main()
 """
 
 # What replaying recordings never needs.
@@ -67,8 +70,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve_and_list(index_dir, *options: str) -> tuple[str, set[str]]:
-    """The status of a request to a fresh `mockllama serve` and the modules it had loaded then."""
+def _serve_and_list(index_dir, *options: str) -> dict:
+    """What a fresh `mockllama serve` had when it answered: the status of its first reply and the
+    modules loaded."""
     result = subprocess.run(
         [sys.executable, "-c", SERVE_AND_LIST, str(_free_port()), *options],
         env={**os.environ, "MOCKLLAMA_INDEX_DIR": str(index_dir)},
@@ -76,55 +80,46 @@ def _serve_and_list(index_dir, *options: str) -> tuple[str, set[str]]:
         text=True,
         timeout=120,
     )
-    line = next((line for line in result.stdout.splitlines() if line.startswith("ANSWERED ")), None)
+    line = next((line for line in result.stdout.splitlines() if line.startswith("SEEN ")), None)
     assert line is not None, result.stdout + result.stderr
-    status, _, modules = line.removeprefix("ANSWERED ").partition(" MODULES ")
-    return status, set(json.loads(modules))
+    return json.loads(line.removeprefix("SEEN "))
 
 
 def test_serve_answers_its_first_request_without_loading_what_only_recording_or_teaching_needs(tmp_path):
     _serve_and_list(tmp_path)  # the first start reads every cassette and writes the index
-    status, loaded = _serve_and_list(tmp_path)
-    assert status == "200"
+    seen = _serve_and_list(tmp_path)
+    assert seen["status"] == "200"
+    loaded = set(seen["modules"])
     assert {"mockllama.commands.serve", "mockllama.server.app", "aiohttp.web"} <= loaded
     assert sorted(loaded & set(NOT_FOR_REPLAY)) == []
 
 
 def test_serve_with_an_upstream_loads_the_recorder(tmp_path):
     """The other side of the test above: what it looks for is loaded when it is needed."""
-    _, loaded = _serve_and_list(tmp_path, "--upstream", "http://127.0.0.1:9", "--record-to", str(tmp_path / "rec"))
-    assert {"mockllama.upstream.proxy", "mockllama.upstream.record_on_miss", "mockllama.recordings.record"} <= loaded
+    seen = _serve_and_list(tmp_path, "--upstream", "http://127.0.0.1:9", "--record-to", str(tmp_path / "rec"))
+    assert {"mockllama.upstream.proxy", "mockllama.upstream.record_on_miss", "mockllama.recordings.record"} <= set(
+        seen["modules"]
+    )
 
 
-# What the plugin leaves until a test asks for the server.
-SERVER = (
-    "mockllama.app",
-    "mockllama.server.app",
-    "mockllama.server.background",
-    "mockllama.matching.matcher",
-    "mockllama.teaching.page",
-    "mockllama.upstream.proxy",
-    "mockllama.upstream.record_on_miss",
-    "vcr",
-    "yaml",
-)
-
-PLUGIN_SESSION = f"""
+PLUGIN_SESSION = """
 import sys
 
-SERVER = {SERVER!r}
+
+def test_pytest_loads_the_plugin_without_anything_else_of_mockllamas():
+    loaded = [name for name in sys.modules if name.startswith(("mockllama.", "aiohttp", "yaml", "vcr"))]
+    assert loaded == ["mockllama.pytest_plugin"]
 
 
-def test_pytest_loads_the_plugin_without_the_server():
-    assert [name for name in SERVER if name in sys.modules] == []
-
-
-def test_the_fixture_loads_it_when_a_test_first_asks(mockllama):
+def test_the_fixture_loads_the_server_when_a_test_first_asks(mockllama):
     assert "mockllama.server.app" in sys.modules and mockllama.url.startswith("http://127.0.0.1:")
 """
 
 
-def test_the_pytest_plugin_loads_no_server_until_a_test_asks_for_one(pytester):
+def test_the_pytest_plugin_loads_no_server_until_a_test_asks_for_one(pytester, monkeypatch):
+    """No other plugin is loaded (some import aiohttp themselves); mockllama's is named, as its entry
+    point names it."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makepyfile(test_session=PLUGIN_SESSION)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "mockllama.pytest_plugin")
     result.assert_outcomes(passed=2)

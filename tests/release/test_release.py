@@ -38,6 +38,7 @@ WHEEL_HOLDS = {
     "the bundled recordings": r"mockllama/_(bundled|patched)_cassettes/[\w./-]+\.(yaml|json|md)",
     "the scenario catalogues": r"mockllama/recordings/(catalogue|catalogues/[\w-]+)\.json",
     "the teaching page's files": r"mockllama/teaching/web/\w+\.(html|js|css)",
+    "what the pytest plugin offers pytest": r"mockllama/pytest_plugin/offered\.json",
     "the typing marker": r"mockllama/py\.typed",
     "the metadata": rf"mockllama-{re.escape(VERSION)}\.dist-info/"
     r"(METADATA|WHEEL|RECORD|entry_points\.txt|licenses/LICENSE)",

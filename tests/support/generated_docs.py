@@ -1,6 +1,7 @@
 """The docs' parts made from the code's declarations, each between two markers on its page:
 ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``. tests/docs/test_generated_docs.py holds each
-equal to a fresh one; to write them all again, from the checkout:
+equal to a fresh one; to write them all again, from the checkout, with what the pytest plugin
+reads as it loads (mockllama/pytest_plugin/offered.json, held by tests/plugin/test_plugin_options.py):
 
     python tests/support/generated_docs.py
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from mockllama.app import ServeOptions
 from mockllama.behaviours.registry import markdown_list
+from mockllama.pytest_plugin.session import OFFERED_FILE, offered_json
 from mockllama.server.options import options_table, plugin_table
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
@@ -55,3 +57,5 @@ if __name__ == "__main__":
     for part in GENERATED:
         part.write()
         print(f"wrote {part.name} into {part.page.relative_to(ROOT)}", file=sys.stderr)
+    OFFERED_FILE.write_text(offered_json(), encoding="utf-8")
+    print(f"wrote {OFFERED_FILE.relative_to(ROOT)}", file=sys.stderr)

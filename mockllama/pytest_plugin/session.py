@@ -1,42 +1,35 @@
-"""pytest fixtures for testing clients against mockllama; active once mockllama is installed.
+"""The plugin's server for a test session, and how tests see it: imported by the ``mockllama``
+fixture when a test first asks for it, never when pytest loads the plugin (``pytest_plugin``).
 
-    def test_my_client_notices_truncation(mockllama_base_url):
-        client = openai.OpenAI(base_url=mockllama_base_url, api_key="unused")
-        ...
-
-- ``mockllama``: one server per session on a free loopback port, started on first use.
-  ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
-- ``mockllama_base_url``: the base URL, once per behaviour (every one the registry has).
-- ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
-  in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
-  test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
-
-The server takes `mockllama serve`'s options, each as ``--mockllama-<serve's flag>`` and as the ini
-key ``mockllama_<name>`` (the command line wins; a repeatable option takes both), checked as
+The session's options are `mockllama serve`'s, each as ``--mockllama-<serve's flag>`` and as the
+ini key ``mockllama_<name>`` (the command line wins; a repeatable option takes both), checked as
 `serve` checks them: ``plugin_options`` lists them, docs/pytest.md says which are left out and
-why. Two differ in a test session: ``--mockllama-cassettes`` directories are served beside the
-bundled recordings, and the record directory (``--mockllama-record-to``, default
-``mockllama-cassettes`` beside the ini file) is always served once it holds a cassette, so a
-suite that recorded with ``--mockllama-upstream URL`` then runs offline with no option at all.
+why. ``offered`` is what pytest needs of them when it starts, which the plugin reads from
+``offered.json``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
 
+from mockllama.app import create_app, recording_of
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
+from mockllama.matching.keys import match_keys
 from mockllama.options import ServeOptions
+from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
+from mockllama.server.background import BackgroundServer
 from mockllama.server.journal import JOURNAL, Entry, Journal
 from mockllama.server.options import Option, OptionError, options_of
 from mockllama.upstream.options import DEFAULT_RECORD_DIR, with_record_dir
 
-# Entry is the journal's, re-exported: tests read its fields, and this is the module they import.
-__all__ = ["mockllama", "mockllama_base_url", "mockllama_journal", "MockllamaServer", "JournalView", "Entry"]
+OFFERED_FILE = Path(__file__).with_name("offered.json")
 
 
 class JournalView:
@@ -133,31 +126,40 @@ def plugin_options() -> tuple[Option, ...]:
     return tuple(declared for declared in options_of(ServeOptions) if not declared.not_in_plugin)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """One command-line option and one ini key for each of ``plugin_options``."""
-    group = parser.getgroup("mockllama")
+def offered() -> dict:
+    """What pytest needs of the plugin when it starts: for each of ``plugin_options``, the arguments
+    of its ``addoption`` and its ``addini``; and the behaviours ``mockllama_base_url`` runs once
+    for. The plugin reads it from ``offered.json`` (``offered_json``), so that loading it imports
+    none of this; tests/plugin/test_plugin_options.py holds the file to what this makes now."""
+    options = []
     for declared in plugin_options():
         helped = declared.plugin_help or declared.help
         if declared.default_text is not None:
             helped += f" (default: {declared.default_text})"
         if declared.switch:
-            group.addoption(declared.plugin_flag, dest=declared.ini, action="store_true", default=None, help=helped)
-            parser.addini(declared.ini, type="bool", default=False, help=helped)
-            continue
-        group.addoption(
-            declared.plugin_flag,
-            dest=declared.ini,
-            action="append" if declared.repeatable else "store",
-            nargs=declared.nargs if declared.nargs > 1 else None,
-            default=[] if declared.repeatable else None,
-            metavar=tuple(declared.metavar.split()) if declared.nargs > 1 else declared.shown_metavar,
-            help=helped + (" (repeatable)" if declared.repeatable else ""),
-        )
-        if declared.repeatable:
-            kind = "paths" if declared.directory else "linelist"
-            parser.addini(declared.ini, type=kind, default=[], help=helped + " (one a line)")
+            flag = {"dest": declared.ini, "action": "store_true", "default": None, "help": helped}
+            ini = {"name": declared.ini, "type": "bool", "default": False, "help": helped}
         else:
-            parser.addini(declared.ini, default="", help=helped)
+            flag = {
+                "dest": declared.ini,
+                "action": "append" if declared.repeatable else "store",
+                "nargs": declared.nargs if declared.nargs > 1 else None,
+                "default": [] if declared.repeatable else None,
+                "metavar": declared.metavar.split() if declared.nargs > 1 else declared.shown_metavar,
+                "help": helped + (" (repeatable)" if declared.repeatable else ""),
+            }
+            if declared.repeatable:
+                kind = "paths" if declared.directory else "linelist"
+                ini = {"name": declared.ini, "type": kind, "default": [], "help": helped + " (one a line)"}
+            else:
+                ini = {"name": declared.ini, "default": "", "help": helped}
+        options.append([declared.plugin_flag, flag, ini])
+    return {"behaviours": list(BEHAVIOURS), "options": options}
+
+
+def offered_json() -> str:
+    """``offered()`` as offered.json holds it (tests/support/generated_docs.py writes it)."""
+    return json.dumps(offered(), indent=1, ensure_ascii=False) + "\n"
 
 
 def _where_ini(config: pytest.Config) -> Path:
@@ -237,28 +239,10 @@ def _fail_option(err: OptionError, where: dict[str, str]) -> NoReturn:
     _fail(err.told(spell), where.get(err.field, f"{declared.plugin_flag} or the ini key {declared.ini}"))
 
 
-@pytest.fixture(scope="session")
-def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
-    """One mockllama server for the whole session, on a free loopback port, started the first
-    time a test asks for it and stopped at the end.
-
-    It serves the bundled recordings, with your own beside them (`--mockllama-cassettes`), and
-    takes `serve`'s options as `--mockllama-<flag>` or the ini key `mockllama_<name>` (the pytest
-    page lists them). It runs on a thread of its own, so synchronous and asynchronous clients
-    both reach it.
-
-    Yields:
-        The running server, with its `url`, `base_url(behaviour)`, `scenarios` and the session's
-            `journal`.
-    """
-    # The server is imported when a test first asks for it: pytest loads this plugin in every
-    # session of every project that has mockllama installed, which mostly never serve.
-    from mockllama.app import create_app, recording_of
-    from mockllama.matching.keys import match_keys
-    from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
-    from mockllama.server.background import BackgroundServer
-
-    options, where = serve_options(pytestconfig)
+@contextmanager
+def served(config: pytest.Config) -> Iterator[MockllamaServer]:
+    """The session's server, on a free loopback port, until the end of the ``with``."""
+    options, where = serve_options(config)
     recording = recording_of(options)
     directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
     try:
@@ -271,17 +255,3 @@ def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
         _fail_option(err, where)
     with BackgroundServer(app) as background:
         yield MockllamaServer(background, scenarios)
-
-
-@pytest.fixture(params=list(BEHAVIOURS))
-def mockllama_base_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
-    """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, for each
-    behaviour in turn: a test that asks for it runs once with each (`buggy`, `fixed`, `spec`)."""
-    return mockllama.base_url(request.param)
-
-
-@pytest.fixture
-def mockllama_journal(mockllama: MockllamaServer) -> JournalView:
-    """The requests this test's clients made, oldest first, although the session's server is
-    shared: a `JournalView` marked when the test starts."""
-    return mockllama.journal_from_now()

@@ -1,0 +1,98 @@
+"""pytest fixtures for testing clients against mockllama; active once mockllama is installed.
+
+    def test_my_client_notices_truncation(mockllama_base_url):
+        client = openai.OpenAI(base_url=mockllama_base_url, api_key="unused")
+        ...
+
+- ``mockllama``: one server per session on a free loopback port, started on first use.
+  ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
+- ``mockllama_base_url``: the base URL, once per behaviour (every one the registry has).
+- ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
+  in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
+  test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
+
+The server takes `mockllama serve`'s options, each as ``--mockllama-<serve's flag>`` and as the ini
+key ``mockllama_<name>`` (the command line wins; a repeatable option takes both), checked as
+`serve` checks them: ``plugin_options`` lists them, docs/pytest.md says which are left out and
+why. Two differ in a test session: ``--mockllama-cassettes`` directories are served beside the
+bundled recordings, and the record directory (``--mockllama-record-to``, default
+``mockllama-cassettes`` beside the ini file) is always served once it holds a cassette, so a
+suite that recorded with ``--mockllama-upstream URL`` then runs offline with no option at all.
+
+pytest loads this module in every session of every project where mockllama is installed, most of
+which never ask for a server, so it imports nothing else of mockllama's: what pytest needs when it
+starts (each option's flag and ini key, the behaviours) is read from ``offered.json``, made from
+the declarations (``session.offered``), and the server, the options' parsing and the journal
+(``session``) are imported by the ``mockllama`` fixture when a test first asks for the server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from mockllama.pytest_plugin.session import Entry, JournalView, MockllamaServer
+
+# The objects the fixtures hand tests are ``session``'s; Entry is the journal's. They are offered
+# here, the module tests import, but loaded only when a test names one (``__getattr__``).
+__all__ = ["mockllama", "mockllama_base_url", "mockllama_journal", "MockllamaServer", "JournalView", "Entry"]
+_FROM_SESSION = ("MockllamaServer", "JournalView", "Entry")
+
+OFFERED = json.loads(Path(__file__).with_name("offered.json").read_text(encoding="utf-8"))
+
+
+def __getattr__(name: str):
+    if name in _FROM_SESSION:
+        from mockllama.pytest_plugin import session  # when a test names it: see the module's docstring
+
+        return getattr(session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """One command-line option and one ini key for each option of `serve` a test session takes."""
+    group = parser.getgroup("mockllama")
+    for flag, offered, ini in OFFERED["options"]:
+        if isinstance(offered.get("metavar"), list):  # one word each: argparse wants a tuple
+            offered = {**offered, "metavar": tuple(offered["metavar"])}
+        group.addoption(flag, **offered)
+        parser.addini(**ini)
+
+
+@pytest.fixture(scope="session")
+def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
+    """One mockllama server for the whole session, on a free loopback port, started the first
+    time a test asks for it and stopped at the end.
+
+    It serves the bundled recordings, with your own beside them (`--mockllama-cassettes`), and
+    takes `serve`'s options as `--mockllama-<flag>` or the ini key `mockllama_<name>` (the pytest
+    page lists them). It runs on a thread of its own, so synchronous and asynchronous clients
+    both reach it.
+
+    Yields:
+        The running server, with its `url`, `base_url(behaviour)`, `scenarios` and the session's
+            `journal`.
+    """
+    from mockllama.pytest_plugin.session import served  # on first use: see the module's docstring
+
+    with served(pytestconfig) as server:
+        yield server
+
+
+@pytest.fixture(params=OFFERED["behaviours"])
+def mockllama_base_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
+    """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, for each
+    behaviour in turn: a test that asks for it runs once with each (`buggy`, `fixed`, `spec`)."""
+    return mockllama.base_url(request.param)
+
+
+@pytest.fixture
+def mockllama_journal(mockllama: MockllamaServer) -> JournalView:
+    """The requests this test's clients made, oldest first, although the session's server is
+    shared: a `JournalView` marked when the test starts."""
+    return mockllama.journal_from_now()
