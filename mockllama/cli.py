@@ -5,7 +5,11 @@ else: ``serve`` never loads ``check``, the recorder or the teaching tools, and `
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
+from collections.abc import Iterator
 
 import click
 
@@ -25,6 +29,42 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         return getattr(importlib.import_module(f"mockllama.commands.{name}"), name)
+
+    def main(self, args=None, *more, **options):
+        """click's, but a process that is `mockllama serve` without --upstream (its words from its
+        own command line, not given by a caller) imports aiohttp first with no CA file."""
+        if args is None and replays_only(sys.argv[1:]):
+            with no_default_ca_file():
+                import aiohttp  # noqa: F401 (for the TLS contexts it makes as it is imported)
+        return super().main(args, *more, **options)
+
+
+def replays_only(words: list[str]) -> bool:
+    """Whether these command-line words run `serve` without --upstream: a server that opens no
+    connection of its own."""
+    return words[:1] == ["serve"] and not any(
+        word == "--upstream" or word.startswith("--upstream=") for word in words[1:]
+    )
+
+
+@contextlib.contextmanager
+def no_default_ca_file() -> Iterator[None]:
+    """OpenSSL's default CA file (``SSL_CERT_FILE``) pointed at nothing, then put back.
+
+    aiohttp makes its default client TLS contexts as it is imported, and each reads the whole
+    system CA bundle, which on OpenSSL 3 is the largest single part of `serve`'s start. A server
+    that only replays makes no connection of its own, so it imports aiohttp without one: those
+    contexts then trust no certificate, which fails a TLS connection made through them rather
+    than let one through unchecked. Any TLS context made afterwards reads the CA file as usual."""
+    before = os.environ.get("SSL_CERT_FILE")
+    os.environ["SSL_CERT_FILE"] = os.devnull
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["SSL_CERT_FILE"]
+        else:
+            os.environ["SSL_CERT_FILE"] = before
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

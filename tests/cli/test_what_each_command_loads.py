@@ -7,8 +7,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
+
+import pytest
+
+from mockllama.cli import replays_only
 
 pytest_plugins = ["pytester"]
 
@@ -34,7 +39,13 @@ def answer():
 def report():
     while (status := answer()) is None:
         time.sleep(0.05)
-    seen = {"status": status.split()[-1], "modules": sorted(sys.modules)}
+    import aiohttp.connector  # its default TLS context: no public name shows what it trusts
+    seen = {
+        "status": status.split()[-1],
+        "modules": sorted(sys.modules),
+        "trusted": aiohttp.connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"],
+        "ca_file": os.environ.get("SSL_CERT_FILE"),
+    }
     print("SEEN " + json.dumps(seen), flush=True)
     os._exit(0)
 
@@ -71,8 +82,8 @@ def _free_port() -> int:
 
 
 def _serve_and_list(index_dir, *options: str) -> dict:
-    """What a fresh `mockllama serve` had when it answered: the status of its first reply and the
-    modules loaded."""
+    """What a fresh `mockllama serve` had when it answered: the status of its first reply, the
+    modules loaded, how many CAs aiohttp's default TLS context trusts, and SSL_CERT_FILE."""
     result = subprocess.run(
         [sys.executable, "-c", SERVE_AND_LIST, str(_free_port()), *options],
         env={**os.environ, "MOCKLLAMA_INDEX_DIR": str(index_dir)},
@@ -100,6 +111,32 @@ def test_serve_with_an_upstream_loads_the_recorder(tmp_path):
     assert {"mockllama.upstream.proxy", "mockllama.upstream.record_on_miss", "mockllama.recordings.record"} <= set(
         seen["modules"]
     )
+
+
+def test_serve_reads_the_ca_bundle_only_when_it_connects_out(tmp_path):
+    """aiohttp's default TLS context, made as aiohttp is imported, trusts no CA in a server that only
+    replays, and the system's in one with an upstream; SSL_CERT_FILE is left as it was in both."""
+    system = ssl.create_default_context().cert_store_stats()["x509_ca"]
+    replaying = _serve_and_list(tmp_path)
+    recording = _serve_and_list(tmp_path, "--upstream", "https://127.0.0.1:9", "--record-to", str(tmp_path / "rec"))
+    assert (replaying["trusted"], recording["trusted"]) == (0, system)
+    assert replaying["ca_file"] == recording["ca_file"] == os.environ.get("SSL_CERT_FILE")
+
+
+@pytest.mark.parametrize(
+    ("words", "replays"),
+    [
+        (["serve"], True),
+        (["serve", "--port", "0", "--behaviour", "fixed"], True),
+        (["serve", "--upstream", "https://example.test"], False),
+        (["serve", "--port", "0", "--upstream=https://example.test"], False),
+        (["record", "--server", "https://example.test"], False),
+        (["scenarios"], False),
+        ([], False),
+    ],
+)
+def test_only_serve_without_an_upstream_imports_aiohttp_with_no_ca_file(words, replays):
+    assert replays_only(words) is replays
 
 
 PLUGIN_SESSION = """
