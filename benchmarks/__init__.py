@@ -1,2 +1,3 @@
-"""The benchmark: mockllama against the floor, its peers and llama-server (``run``), at scale
-(``scale``), and through ``serve --upstream`` (``upstream``). ``python -m benchmarks`` runs it."""
+"""The benchmark: mockllama against the floor (``floor``), its peers and llama-server (``run``), its
+start-up beside aimock's (``startup``), at scale (``scale``), and through ``serve --upstream``
+(``upstream``). ``python -m benchmarks`` runs it."""

@@ -3,6 +3,7 @@ the other, and reading a process's CPU time and peak RSS."""
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import re
@@ -26,9 +27,9 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 TEXT = ("text-cut-8", False)
 STREAM = ("poem-finishes", True)
 WORKLOADS = (TEXT, STREAM)
-# The bare aiohttp server every ratio is held against (benchmarks.run.run_floor), by its name in the tables.
+# The bare aiohttp server every ratio is held against (benchmarks.floor), by its name in the tables.
 FLOOR = "floor (bare aiohttp)"
-# The same bytes from aiohttp's low-level server, no router (run_floor's low_level): the ceiling of
+# The same bytes from aiohttp's low-level server, no router (benchmarks.floor, --low-level): the ceiling of
 # any server built on aiohttp, beside the floor in every table.
 LOW_LEVEL = "aiohttp low-level server"
 BEHAVIOURS = ("buggy", "fixed", "spec")
@@ -52,8 +53,8 @@ class Contender:
 
 def floor_command(port: int, low_level: bool = False) -> tuple[str, ...]:
     """The command that serves the floor on ``port``, or with ``low_level`` the same replies from
-    aiohttp's low-level server: both benchmarks.run.run_floor, started through the bench's hidden options."""
-    return (sys.executable, "-m", "benchmarks", "--low-level-server" if low_level else "--floor-server", str(port))
+    aiohttp's low-level server (benchmarks.floor)."""
+    return (sys.executable, "-m", "benchmarks.floor", str(port), *(("--low-level",) if low_level else ()))
 
 
 def mockllama_command(port: int, *options: str) -> tuple[str, ...]:
@@ -72,6 +73,13 @@ def contenders(port_for) -> list[Contender]:
         port = port_for()
         found.append(Contender(f"mockllama {behaviour}", mockllama_command(port, "--behaviour", behaviour), port))
     return found
+
+
+def compile_bytecode() -> None:
+    """The package's and the bench's bytecode written, as pip writes it when it installs a wheel: a
+    checkout run with PYTHONDONTWRITEBYTECODE would otherwise compile every module at every start."""
+    for package in ("mockllama", "benchmarks"):
+        compileall.compile_dir(CHECKOUT / package, quiet=1)
 
 
 def free_port() -> int:
@@ -124,6 +132,35 @@ def start_contender(
             time.sleep(min(0.05, max(0.002, (time.perf_counter() - started) / 50)))
     process.kill()
     raise RuntimeError(f"{' '.join(command)} did not answer within {timeout:.0f} s")
+
+
+# A test that starts the plugin's server (the mockllama fixture) and sends it one request.
+PLUGIN_TEST = """
+import urllib.request
+
+def test_one_request(mockllama):
+    body = {body!r}
+    request = urllib.request.Request(mockllama.url + "/v1/responses", data=body,
+                                     headers={{"Content-Type": "application/json"}})
+    with urllib.request.urlopen(request) as response:
+        assert response.status == 200
+"""
+
+
+def pytest_session_seconds(test_file: Path, *options: str, pinned: bool = False, env: dict | None = None) -> float:
+    """Wall time of a pytest session that runs ``test_file`` in its own directory; ``pinned``: on
+    the server's core, as the servers are."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(test_file)]
+    started = time.perf_counter()
+    subprocess.run(
+        _pinned(SERVER_CPU, command) if pinned else command,
+        cwd=test_file.parent,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+    return time.perf_counter() - started
 
 
 def peak_rss_mb(process: subprocess.Popen) -> float:

@@ -24,6 +24,11 @@ what the drift does between rounds.
 The table of ``fixed`` and ``spec`` against ``buggy`` also lists each round's own paired ratio:
 their spread is what the VM does, as the three run the same code but for the body's rewrite.
 
+Then the target, workload by workload (``target_table``): mockllama's paired ratio to each peer
+divided by the floor's own (the ratio of ratios, at least OF_FLOORS_RATIO), and on the JSON
+workload mockllama against the floor itself (at least JSON_OF_FLOOR); and, last, start-up beside
+aimock's (benchmarks.startup), in rounds of their own after the rest.
+
 ``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
 server CPU per request (from /proc), and journalling's own time per request, in process, as a
 share of that CPU time (the steadiest of the three on a shared machine).
@@ -51,6 +56,7 @@ from benchmarks.harness import (
     LOW_LEVEL,
     WORKLOADS,
     Contender,
+    compile_bytecode,
     contenders,
     cpu_per_request,
     free_port,
@@ -61,88 +67,11 @@ from benchmarks.harness import (
     start_contender,
 )
 from benchmarks.instructions import run_instructions
-from benchmarks.peers import PEERS, fidelity_row, fidelity_table, install_peers, peer_contender
+from benchmarks.peers import AIMOCK, PEERS, fidelity_row, fidelity_table, install_peers, peer_contender
 from benchmarks.scale import parse_sizes, run_scale
-from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
-from mockllama.wire.routes import RESPONSES_PATH
+from benchmarks.startup import measure_startup, startup_table, startup_verdict
 
 CONCURRENCY = (1, 64)
-
-
-# --- the floor: a bare aiohttp server returning the recorded bytes from memory -------------------
-
-
-def run_floor(port: int, low_level: bool = False) -> None:
-    """Serve the two workloads' recorded replies with no matching and no transform at all, in the
-    fastest way aiohttp allows: a plain body whole, a stream's blocks each its own chunk, all
-    handed to the socket at once (server.corking, as mockllama does), so no server sending the
-    same bytes can beat it by writing them better. The same bytes, head included: the headers
-    mockllama ``buggy`` sends with them (the recorded ones, its own X-Mockllama-* and the CORS
-    origin), built once, so that "x the floor" counts mockllama's work, not its headers.
-
-    The floor is a ``web.Application`` with one route, as mockllama is one with many: the ratio
-    to it is what mockllama does beyond aiohttp's application layer. ``low_level`` serves the same
-    handler from aiohttp's low-level ``web.Server`` instead, with no router, no middleware chain
-    and no response signal: the least any aiohttp server does to send these bytes (LOW_LEVEL in
-    the tables), so the most any server built on aiohttp can show against a peer."""
-    from aiohttp import web
-    from multidict import CIMultiDict
-
-    from mockllama.server.app import reply_headers
-    from mockllama.server.corking import send_at_once
-    from mockllama.server.cors import ALLOW_ORIGIN
-
-    scenarios = load_scenarios([bundled_cassette_dir()])
-    plain = scenarios["text-cut-8"].find("POST", RESPONSES_PATH, False)
-    streamed = scenarios["poem-finishes"].find("POST", RESPONSES_PATH, True)
-    blocks = [event.raw for event in streamed.events]
-
-    def head(interaction) -> CIMultiDict:
-        headers = CIMultiDict(reply_headers(interaction.headers, None, "buggy", interaction.scenario, "match", 1))
-        headers[ALLOW_ORIGIN] = ""  # as the CORS hook sets it for a request without Origin
-        return headers
-
-    plain_head, stream_head = head(plain), head(streamed)
-
-    async def responses(request: web.BaseRequest) -> web.StreamResponse:
-        body = await request.read()
-        if b'"stream": true' not in body:
-            return web.Response(body=plain.body, headers=plain_head)
-        response = web.StreamResponse(headers=stream_head)
-        await send_at_once(request, response, blocks)
-        return response
-
-    if low_level:
-        return _serve_low_level(port, responses)
-    app = web.Application()
-    app.router.add_post(RESPONSES_PATH, responses)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
-
-
-def _serve_low_level(port: int, responses) -> None:
-    """``responses`` on aiohttp's low-level server until SIGINT or SIGTERM (web.run_app takes only
-    an Application); any other method or path gets a bare 404, as the floor's router gives."""
-    import asyncio
-    import signal
-
-    from aiohttp import web
-
-    async def any_request(request: web.BaseRequest) -> web.StreamResponse:
-        if request.method == "POST" and request.path == RESPONSES_PATH:
-            return await responses(request)
-        return web.Response(status=404)
-
-    async def serve() -> None:
-        runner = web.ServerRunner(web.Server(any_request, access_log=None))  # the runner passes on no options
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        stop = asyncio.Event()
-        for signal_number in (signal.SIGINT, signal.SIGTERM):  # a clean exit: callgrind writes its counts
-            asyncio.get_running_loop().add_signal_handler(signal_number, stop.set)
-        await stop.wait()
-        await runner.cleanup()
-
-    asyncio.run(serve())
 
 
 # --- measuring ----------------------------------------------------------------------------------
@@ -457,10 +386,58 @@ def peer_table(results: list[Result], peers: list[str]) -> str:
     return "\n".join(lines)
 
 
+# The target (docs/performance.md): mockllama at least this share of the floor's own ratio to each
+# peer, on every workload; and on the JSON workload, at least this share of the floor itself.
+OF_FLOORS_RATIO = 0.95
+JSON_OF_FLOOR = 0.85
+
+
+def target_table(results: list[Result], peers: list[str]) -> str:
+    """The target, workload by workload: against each peer, mockllama/peer divided by floor/peer
+    (the ratio of ratios: how much of what the floor shows against that peer mockllama keeps), and
+    on the JSON workload mockllama against the floor itself; each ratio paired round by round."""
+    by_key = {(r.contender, r.workload, r.connections): r for r in results}
+    floor = _runs_of(results, FLOOR)
+    lines = [
+        "| workload | conns | against | mockllama/it, paired | floor/it, paired | ratio of ratios | at least | met |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+
+    def row(mine: Result, against: str, theirs: Result, base: Result, least: float) -> str:
+        mine_ratio, floor_ratio = paired_ratio(mine, theirs), paired_ratio(base, theirs)
+        if mine_ratio is None or floor_ratio is None:
+            return f"| {mine.workload} | {mine.connections} | {against} | - | - | - | {least:.2f}x | - |"
+        kept = mine_ratio / floor_ratio
+        return (
+            f"| {mine.workload} | {mine.connections} | {against} | {mine_ratio:.2f}x | {floor_ratio:.2f}x | "
+            f"{kept:.2f}x | {least:.2f}x | {'yes' if kept >= least else 'no'} |"
+        )
+
+    for mine in (r for r in results if r.contender == PEER_BASE):
+        base = floor.get((mine.workload, mine.connections))
+        if base is None:
+            continue
+        for peer in peers:
+            theirs = by_key.get((peer, mine.workload, mine.connections))
+            if theirs is not None:
+                lines.append(row(mine, peer, theirs, base, OF_FLOORS_RATIO))
+        if mine.workload.endswith("json"):
+            lines.append(row(mine, "the floor", base, base, JSON_OF_FLOOR))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
+    parser.add_argument(
+        "--start-rounds",
+        type=int,
+        default=7,
+        metavar="N",
+        help="rounds of the start-up comparison: serve's start, pytest sessions with the plugin, and "
+        "aimock's start (default 7)",
+    )
     parser.add_argument("--llama-server", metavar="URL", help="also measure a live llama-server at URL")
     parser.add_argument(
         "--journal-cost",
@@ -500,12 +477,8 @@ def main(argv: list[str] | None = None) -> None:
         metavar="N",
         help="with --instructions: the requests counted (default 2000)",
     )
-    parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    parser.add_argument("--low-level-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    if args.floor_server or args.low_level_server:
-        return run_floor(args.floor_server or args.low_level_server, low_level=bool(args.low_level_server))
     if args.install_peers:
         try:
             return install_peers()
@@ -534,6 +507,7 @@ def main(argv: list[str] | None = None) -> None:
 def compare(args) -> None:
     """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
     starts, processes, targets, found, missing = {}, {}, {}, [], []
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
         entries = (journal_contenders if args.journal_cost else contenders)(free_port)
         if not (args.journal_cost or args.no_peers):
@@ -575,6 +549,9 @@ def compare(args) -> None:
             for process in processes.values():
                 process.terminate()
                 process.wait(timeout=20)
+        if not args.journal_cost:  # after the others, each start on a quiet machine
+            aimock = by_name.get(AIMOCK.name)
+            startups = measure_startup(args.start_rounds, aimock, free_port, Path(workdir))
     print(table(results, starts, rss))
     if args.journal_cost:
         print("\n" + journal_cost(results) + "\n\n" + cpu_table)
@@ -583,5 +560,7 @@ def compare(args) -> None:
     print("\n" + behaviour_table(results))
     if peers:
         print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))
+    print("\n" + target_table(results, peers))
+    print("\n" + startup_table(startups) + "\n\n" + startup_verdict(startups))
     for problem in missing:
         print(f"\nnot measured: {problem}")

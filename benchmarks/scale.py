@@ -9,7 +9,7 @@ the ``mockllama scenarios`` command's time, the p50 of a matched
 request at one connection (wrk), and the latency of a 404 (no recording matches: the
 nearest-scenario search scans the recorded requests). The bundled recordings are the baseline
 row. Last, the pytest plugin's session start-up with the largest directory up to 1,000 extra
-scenarios, against none.
+scenarios, against none, with no other pytest plugin loaded.
 """
 
 from __future__ import annotations
@@ -27,7 +27,17 @@ from pathlib import Path
 
 from vcr.serializers import yamlserializer
 
-from benchmarks.harness import TEXT, Contender, mockllama_command, peak_rss_mb, request_body, run_wrk, start_contender
+from benchmarks.harness import (
+    PLUGIN_TEST,
+    TEXT,
+    Contender,
+    mockllama_command,
+    peak_rss_mb,
+    pytest_session_seconds,
+    request_body,
+    run_wrk,
+    start_contender,
+)
 from mockllama.recordings.cassettes import bundled_cassette_dir, cassette_files, load_cassette
 from mockllama.recordings.safe_yaml import load_yaml
 from mockllama.wire.routes import RESPONSES_PATH
@@ -216,32 +226,16 @@ def measure_dir(label: str, directory: Path, matched: bytes, port_for, duration:
     )
 
 
-PLUGIN_TEST = """
-import urllib.request
-
-def test_one_request(mockllama):
-    body = {body!r}
-    request = urllib.request.Request(mockllama.url + "/v1/responses", data=body,
-                                     headers={{"Content-Type": "application/json"}})
-    with urllib.request.urlopen(request) as response:
-        assert response.status == 200
-"""
-
-
 def plugin_session_seconds(work: Path, body: bytes, extra: Path | None, runs: int = 3) -> float:
-    """Wall time of a pytest session whose one test starts the plugin's server and sends one request."""
+    """Wall time of a pytest session whose one test starts the plugin's server and sends one request,
+    with no other plugin loaded (as benchmarks.startup runs it)."""
     test_dir = work / "plugin-session"
     test_dir.mkdir(exist_ok=True)
-    (test_dir / "test_session.py").write_text(PLUGIN_TEST.format(body=body))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_dir / "test_session.py")]
-    if extra is not None:
-        command += ["--mockllama-cassettes", str(extra)]
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(command, cwd=test_dir, stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    test_file = test_dir / "test_session.py"
+    test_file.write_text(PLUGIN_TEST.format(body=body))
+    options = ("-p", "mockllama.pytest_plugin", *(() if extra is None else ("--mockllama-cassettes", str(extra))))
+    alone = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return statistics.median(pytest_session_seconds(test_file, *options, env=alone) for _ in range(runs))
 
 
 def scale_table(rows: list[ScaleRow], plugin: dict[str, float]) -> str:

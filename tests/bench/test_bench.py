@@ -55,7 +55,7 @@ def _rows(table_head: str, text: str) -> list[list[str]]:
 
 
 def test_benchmark_prints_every_contender_peer_workload_and_figure():
-    out = _bench("--duration", "1", "--rounds", "1", timeout=400)
+    out = _bench("--duration", "1", "--rounds", "1", "--start-rounds", "1", timeout=600)
     rows = re.findall(r"^\| ([^|]+?) \| (text-cut-8 json|poem-finishes stream) \| (\d+) \| ([\d,]+) \|", out, re.M)
     mine = [row for row in rows if row[0] in CONTENDERS]
     assert len(mine) == 20
@@ -94,6 +94,28 @@ def test_benchmark_prints_every_contender_peer_workload_and_figure():
     assert fidelity["mockllama buggy"] == ["same bytes", "same bytes", "same names, same order", "yes"]
     assert fidelity["mock-llm"][0] == "same bytes" and fidelity["mock-llm"][1] == "no Responses stream"
     assert set(fidelity) == {"mockllama buggy", "aimock", "mock-llm"}
+
+    # the target: against each peer on what it serves, the ratio of ratios; on JSON, the floor itself
+    target = _rows("| workload | conns | against | mockllama/it, paired |", out)
+    assert sorted((row[0], row[1], row[2]) for row in target) == sorted(
+        [(*workload, "aimock") for workload in WORKLOADS]
+        + [
+            (*workload, against)
+            for workload in WORKLOADS
+            if "json" in workload[0]
+            for against in ("mock-llm", "the floor")
+        ]
+    )
+    for row in target:
+        assert all(re.fullmatch(r"[\d.]+x", cell) for cell in row[3:7]) and row[7] in ("yes", "no"), row
+        assert row[6] == ("0.85x" if row[2] == "the floor" else "0.95x")
+
+    # start-up, against aimock's
+    startup = _rows("| start-up | wall time |", out)
+    assert [row[0].split(":")[0] for row in startup] == ["aimock", "mockllama serve", "pytest", "pytest", "pytest"]
+    assert all(re.fullmatch(r"[\d,]+ ms", row[1]) and re.fullmatch(r"[\d.]+x", row[3]) for row in startup)
+    assert startup[0][2:4] == ["1.00x", "1.00x"]
+    assert re.search(r"^serve's start to its first 200 is [\d.]+x aimock's, paired: .* is (met|not met)$", out, re.M)
 
 
 def test_scale_mode_prints_every_size_and_figure():

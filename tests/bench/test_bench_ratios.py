@@ -5,7 +5,8 @@ that a VM that slows down for one round moves both sides of that round's ratio a
 
 from __future__ import annotations
 
-from benchmarks.run import Result, behaviour_table, paired_ratio, peer_table, table
+from benchmarks.run import Result, behaviour_table, paired_ratio, peer_table, table, target_table
+from benchmarks.startup import AIMOCK_START, SERVE_START, startup_table, startup_verdict
 
 JSON = "text-cut-8 json"
 
@@ -94,3 +95,31 @@ def test_fixed_and_spec_are_held_against_buggy_both_ways():
     assert behaviour_table([BUGGY, other_rounds]).splitlines()[2:] == [
         "| mockllama fixed | text-cut-8 json | 64 | 1.04x | 0.84x | 1.10x, 0.80x, 0.84x |"
     ]
+
+
+def test_the_target_holds_mockllamas_ratio_to_each_peer_against_the_floors_own():
+    peer = _result("aimock", (50.0, 100.0, 40.0))  # mockllama 1.8, 1.5, 2.375; the floor 2.0, 2.0, 2.5
+    rows = [line.strip("|").split("|") for line in target_table([FLOOR, BUGGY, peer], ["aimock"]).splitlines()[2:]]
+    against_peer, against_floor = ([cell.strip() for cell in row] for row in rows)
+    # mockllama/aimock paired 1.80x, floor/aimock paired 2.00x: 0.90 of the floor's ratio, under 0.95
+    assert against_peer == [JSON, "64", "aimock", "1.80x", "2.00x", "0.90x", "0.95x", "no"]
+    # the JSON workload against the floor itself: 0.90x paired, over 0.85
+    assert against_floor == [JSON, "64", "the floor", "0.90x", "1.00x", "0.90x", "0.85x", "yes"]
+
+
+def test_a_peer_that_does_not_serve_a_workload_has_no_target_row_for_it():
+    stream = "poem-finishes stream"
+    floor, mine = (
+        Result(FLOOR.contender, stream, 1, 10, 1, 1, (10.0,)),
+        Result(BUGGY.contender, stream, 1, 9, 1, 1, (9.0,)),
+    )
+    assert target_table([floor, mine], ["mock-llm"]).splitlines()[2:] == []  # and no floor row: not JSON
+
+
+def test_start_up_is_held_against_aimocks_start_round_by_round():
+    times = {AIMOCK_START: [0.2, 0.3, 0.2], SERVE_START: [0.18, 0.36, 0.24]}  # 0.9x, 1.2x, 1.2x
+    lines = startup_table(times).splitlines()
+    assert lines[3] == f"| {SERVE_START} | 240 ms | 1.20x | 1.20x | 0.90x, 1.20x, 1.20x |"
+    assert startup_verdict(times).endswith("1.20x aimock's, paired: the target, at most 1.00x, is not met")
+    times[SERVE_START] = [0.18, 0.27, 0.2]  # 0.9x, 0.9x, 1.0x
+    assert startup_verdict(times).endswith("is met")
