@@ -6,6 +6,7 @@ else: ``serve`` never loads ``check``, the recorder or the teaching tools, and `
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import sys
@@ -31,12 +32,31 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(f"mockllama.commands.{name}"), name)
 
     def main(self, args=None, *more, **options):
-        """click's, but a process that is `mockllama serve` without --upstream (its words from its
-        own command line, not given by a caller) imports aiohttp first with no CA file."""
-        if args is None and replays_only(sys.argv[1:]):
+        """click's; when the words come from the process's own command line (the installed command,
+        ``python -m mockllama``), not from a caller, the command is imported first (``start``)."""
+        if args is None:
+            start(sys.argv[1:])
+        return super().main(args, *more, **options)
+
+
+def start(words: list[str]) -> None:
+    """Import the command these words run, as a process that is that command starts: with the
+    collector paused, and what was imported then put out of its sight (``gc.freeze``: it lives as
+    long as the process, and each collection on the way would walk all of it again); for `serve`
+    without --upstream, aiohttp with no CA file first (``no_default_ca_file``)."""
+    if not words or words[0] not in COMMANDS:
+        return
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if replays_only(words):
             with no_default_ca_file():
                 import aiohttp  # noqa: F401 (for the TLS contexts it makes as it is imported)
-        return super().main(args, *more, **options)
+        importlib.import_module(f"mockllama.commands.{words[0]}")
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
 
 
 def replays_only(words: list[str]) -> bool:
