@@ -498,6 +498,7 @@ def main(argv: list[str] | None = None) -> None:
             f"not {args.scale_sizes!r}"
         )
     print(f"# mockllama benchmark, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+    compile_bytecode()  # every server started below reads it, as from an installed wheel
     if not args.scale:
         compare(args)
     if args.scale or args.with_scale:
@@ -507,7 +508,6 @@ def main(argv: list[str] | None = None) -> None:
 def compare(args) -> None:
     """mockllama against the floor, the peers and (optionally) llama-server, the contenders in turns."""
     starts, processes, targets, found, missing = {}, {}, {}, [], []
-    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="mockllama-bench-") as workdir:
         entries = (journal_contenders if args.journal_cost else contenders)(free_port)
         if not (args.journal_cost or args.no_peers):
