@@ -168,6 +168,7 @@ def test_a_miss_is_forwarded_recorded_and_then_replayed_with_the_same_bytes(upst
     assert twin.path == "/v1/chat/completions" and twin.stream is stream
     assert scenario.twin_finish_reason(main) == "length"
 
+    _settled(mock)  # the cassette is on disk before the server has added it to what it matches
     status, headers, again = call(mock.url, "POST", "/buggy/v1/responses", body)
     assert (status, again, headers["X-Mockllama-Selected-By"]) == (200, first, "match")
     with BackgroundServer(create_app(load_scenarios([tmp_path / "recorded"]))) as later:  # serve --cassettes DIR
