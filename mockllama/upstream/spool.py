@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import IO
 
 # Bytes of one reply kept in memory; the rest goes to an unnamed temporary file (in TMPDIR).
 SPOOL_THRESHOLD = 1024 * 1024
@@ -27,8 +28,8 @@ class Spool:
         self.threshold = threshold
         self.size = 0
         self._spans: list[tuple[int, int]] = []  # each block's (offset, length)
-        self._memory: list[bytes] | None = []  # the blocks, until they are spooled
-        self._file = None
+        self._memory: list[bytes] = []  # the blocks, until they are spooled
+        self._file: IO[bytes] | None = None  # the blocks once spooled, and then _memory is empty
 
     def __len__(self) -> int:
         return len(self._spans)
@@ -44,29 +45,30 @@ class Spool:
         for block in blocks:
             self._spans.append((self.size, len(block)))
             self.size += len(block)
-        if self._memory is not None and self.size <= self.threshold:
+        if self._file is None and self.size <= self.threshold:
             self._memory.extend(blocks)
             return
-        if self._memory is not None:
+        if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="mockllama-reply-")
-            blocks, offset, self._memory = [*self._memory, *blocks], 0, None
+            blocks, offset, self._memory = [*self._memory, *blocks], 0, []
         _write_at(self._file.fileno(), b"".join(blocks), offset)
 
     def block(self, index: int) -> bytes:
-        if self._memory is not None:
+        if self._file is None:
             return self._memory[index]
         offset, length = self._spans[index]
         return _read_at(self._file.fileno(), offset, length)
 
     def read(self) -> bytes:
         """The whole reply, one bytes object."""
-        if self._memory is not None:
+        if self._file is None:
             return b"".join(self._memory)
         return _read_at(self._file.fileno(), 0, self.size)
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+            self._file = None
         self._memory = []
         self._spans = []
 

@@ -32,10 +32,11 @@ def test_a_reply_past_the_threshold_leaves_memory_for_a_file():
     spool.extend([b"0123456789"])
     assert not spool.spooled and spool._memory == [b"0123456789"]
     spool.extend([b"abcdefghij"])
-    assert spool.spooled and spool._memory is None
+    assert spool.spooled and spool._memory == []
     assert spool.read() == b"0123456789abcdefghij"
+    file = spool._file
     spool.close()
-    assert spool._file.closed
+    assert file is not None and file.closed and not spool.spooled
 
 
 def test_the_budget_refuses_what_would_pass_its_limit_and_takes_back_what_is_given():
