@@ -37,6 +37,7 @@ Anything else is kept as sent, so a difference that has not been proven harmless
 from __future__ import annotations
 
 import json
+from typing import overload
 
 from mockllama.recordings.chat_twin import chat_twin, replies_carried
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
@@ -64,7 +65,7 @@ IGNORED_FIELDS = frozenset(
 # These, sent with one of these values, are the field left out: llama-server's own default, and null,
 # which its request schema reads as absent. Not for every field: null tools is a 400 on
 # /v1/responses, null instructions a system turn, and null temperature samples at the server's.
-DEFAULT_VALUES = {
+DEFAULT_VALUES: dict[str, tuple[object, ...]] = {
     "tools": ([],),
     "previous_response_id": (None, ""),
     "reasoning": (None,),
@@ -81,7 +82,7 @@ DEFAULT_VALUES = {
     "min_p": (None,),
 }
 # Without tools, llama-server does not read these: any value is the field left out.
-TOOL_ONLY_FIELDS = {"tool_choice": ("none",), "parallel_tool_calls": (True, False)}
+TOOL_ONLY_FIELDS: dict[str, tuple[object, ...]] = {"tool_choice": ("none",), "parallel_tool_calls": (True, False)}
 # Under greedy decoding (temperature <= 0) these cannot change the token chosen: any value.
 GREEDY_ONLY_FIELDS = frozenset({"seed", "top_k", "top_p", "min_p"})
 # Another name for the same limit: the canonical name is max_tokens.
@@ -172,7 +173,11 @@ def canonical_chat(body: dict) -> dict:
     return _sorted(canonical)
 
 
-def canonical_request(path: str, body) -> object:
+@overload
+def canonical_request(path: str, body: dict) -> dict: ...
+@overload
+def canonical_request(path: str, body: object) -> object: ...
+def canonical_request(path: str, body: object) -> object:
     """What llama-server generates from, for a request body sent to ``path``."""
     if not isinstance(body, dict):
         return body

@@ -13,6 +13,8 @@ them, by the weights declared here).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 # The fields ``differences`` compares item by item, and how it reads each item: a chat request's
 # messages and tools, a Responses request's input items (``words.client_form``).
@@ -58,10 +60,10 @@ Part = tuple  # (kind, slot, JSON text, keys)
 _encode = json.JSONEncoder().encode  # as differences compares: default separators, ASCII
 # What the encoder writes for these types, without the encoder it makes for each value that is not
 # a string (most of a fingerprint's values: each field's own, each message's role and content).
-_SCALAR_TEXT = {
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
     str: json.encoder.encode_basestring_ascii,
     int: int.__repr__,
-    bool: {True: "true", False: "false"}.get,
+    bool: {True: "true", False: "false"}.__getitem__,
     type(None): lambda _: "null",
 }
 

@@ -69,6 +69,9 @@ def _parts_by_key(decided_by: tuple, path: str, body: dict, canonical: dict) -> 
     return parts
 
 
-def keys_for(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:
-    """The interaction's keys as its loader computed them (``keys_of``), else computed now."""
-    return interaction.match_keys or match_keys(interaction)
+def keys_for(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None]:
+    """The interaction's keys as its loader computed them (``keys_of``), else computed now. Only for
+    a recording with a JSON request body: the others have none."""
+    keys = interaction.match_keys or match_keys(interaction)
+    assert keys is not None, "keys_for is asked only for a recording with a JSON request body"
+    return keys

@@ -24,6 +24,7 @@ import difflib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
 from mockllama.matching.canonical import canonical_key, unordered_key
@@ -112,7 +113,7 @@ class Matcher:
                     self._elsewhere.setdefault((*route, key), interaction)
                 continue
             self._by_route.setdefault(route, []).append(interaction)  # a GET's server info: any set-up's
-            entries = []
+            entries: list[tuple[dict, tuple, object]] = []
             if interaction.request_raw is not None:
                 entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
             if interaction.request_json is not None:
@@ -122,11 +123,11 @@ class Matcher:
                     entries.append((self._orderless, (*route, orderless), interaction))
                 if later is not None:
                     entries.append((self._conversations, (*route, later), interaction.scenario))
-            for index, key, value in entries:
+            for index, entry, value in entries:
                 if first_wins:
-                    index.setdefault(key, value)
+                    index.setdefault(entry, value)
                 else:
-                    index[key] = value
+                    index[entry] = value
 
     def add(self, scenario: Scenario) -> None:
         """Serve a new recording from now on, in place of any scenario of the same name; where
@@ -134,7 +135,13 @@ class Matcher:
         old = self.scenarios.get(scenario.name)
         if old is not None:
             gone = {id(interaction) for interaction in old.interactions}
-            for index in (self._by_key, self._by_bytes, self._orderless, self._elsewhere):
+            indexes: tuple[dict[Any, Interaction], ...] = (
+                self._by_key,
+                self._by_bytes,
+                self._orderless,
+                self._elsewhere,
+            )
+            for index in indexes:
                 for key in [k for k, i in index.items() if id(i) in gone]:
                     del index[key]
             for key in [k for k, name in self._conversations.items() if name == old.name]:

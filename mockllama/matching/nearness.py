@@ -18,31 +18,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from itertools import chain
+from typing import Any, Generic, TypeVar
 
 from mockllama.matching.fingerprint import FAR, FAR_FIELDS, LIST, field_weight, prompt_weight
 from mockllama.matching.keys import keys_for
-from mockllama.recordings.cassettes import reading_order
+from mockllama.recordings.cassettes import Interaction, reading_order
 
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
 Fingerprint = tuple
+Recording = TypeVar("Recording")
 
 
-class Candidates(list):
+class Candidates(list[tuple[Recording, Fingerprint]], Generic[Recording]):
     """``[(recording, fingerprint)]``, with ``parts``: each part of their fingerprints by its id.
     Equal parts are mostly one object (the cassette index stores them so), and a part is priced
     by identity, which costs nothing to hash; ``parts`` keeps each alive, so its id stays its own.
     Made once from all its pairs."""
 
-    def __init__(self, pairs: Iterable[tuple[object, Fingerprint]] = ()):
+    def __init__(self, pairs: Iterable[tuple[Recording, Fingerprint]] = ()):
         super().__init__(pairs)
         recorded = list(chain.from_iterable(fingerprint for _, fingerprint in self))  # in one go, not one by one
-        self.parts: dict[int, object] = dict(zip(map(id, recorded), recorded))
+        self.parts: dict[int, Any] = dict(zip(map(id, recorded), recorded))
 
 
 class Prices(dict):
     """What each part (by its id) costs against one sent request, priced on first sight."""
 
-    def __init__(self, sent: Fingerprint, parts: dict[int, object]):
+    def __init__(self, sent: Fingerprint, parts: dict[int, Any]):
         super().__init__()
         self.names = sent[0]
         self.sent = {
@@ -96,7 +98,7 @@ class Prices(dict):
         return field is not None and field[0] == LIST
 
 
-def fewest(sent: Fingerprint, candidates: list[tuple[object, Fingerprint]]) -> tuple[int, list[object]]:
+def fewest(sent: Fingerprint, candidates: list[tuple[Recording, Fingerprint]]) -> tuple[int, list[Recording]]:
     """The least weight of differences (``fingerprint.FAR``), and every candidate at it, in order."""
     if not isinstance(candidates, Candidates):
         candidates = Candidates(candidates)
@@ -116,23 +118,26 @@ class Fingerprints:
     and kept."""
 
     def __init__(self):
-        self._routes: dict[tuple, Candidates] = {}
+        self._routes: dict[tuple, Candidates[Interaction]] = {}
 
     def clear(self) -> None:
         self._routes.clear()
 
-    def of(self, route: tuple, recordings: Callable[[], Iterable]) -> Candidates:
+    def of(self, route: tuple, recordings: Callable[[], Iterable[Interaction]]) -> Candidates[Interaction]:
         """The candidates for ``route``, one per scenario and turn, in reading order (so the 404
         lists equally near ones as ``mockllama scenarios`` does); ``recordings()`` lists the
         route's recordings the first time."""
         found = self._routes.get(route)
         if found is None:
-            pairs, seen = [], set()
+            pairs: list[tuple[Interaction, Fingerprint]] = []
+            seen = set()
             for interaction in recordings():
                 first = (interaction.scenario, interaction.turn)
                 if first not in seen:
                     seen.add(first)
-                    pairs.append((interaction, keys_for(interaction)[3]))
+                    parts = keys_for(interaction)[3]
+                    assert parts is not None, "the candidates' request bodies are JSON objects"
+                    pairs.append((interaction, parts))
             pairs.sort(key=lambda pair: (reading_order(pair[0].scenario, pair[0].limit), pair[0].turn))
             found = self._routes[route] = Candidates(pairs)
         return found

@@ -63,7 +63,8 @@ def _chat_message(replies: OwnReplies, message) -> None:
 
 def _streamed_chat(replies: OwnReplies, interaction: Interaction) -> None:
     """A streamed chat reply, put back together from its deltas: text, and each call by index."""
-    text, calls = [], {}
+    text: list[str] = []
+    calls: dict[object, dict] = {}
     for event in interaction.events:
         payload = event.json()
         for choice in payload.get("choices") or [] if isinstance(payload, dict) else []:

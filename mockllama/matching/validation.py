@@ -5,7 +5,7 @@ from __future__ import annotations
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
 # endpoint -> (field, accepted types, message); messages as llama-server b11434 wrote them where recorded
-_FIELD_RULES = {
+_FIELD_RULES: dict[str, list[tuple[str, tuple[type, ...], str]]] = {
     RESPONSES_PATH: [
         ("input", (str, list), "'input' must be a string or array of objects"),
         ("max_output_tokens", (int,), "'max_output_tokens' must be an integer"),

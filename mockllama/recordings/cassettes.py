@@ -445,7 +445,8 @@ BATCH = 32
 def _read_batch(jobs: list[tuple[Path, str, KeysOf | None]]) -> list[list[tuple]]:
     """Cassettes read and checked, as their index records (bodies included): run in a worker.
     Equal parts of their match keys are made one object (see _shared)."""
-    records, seen = [], {}
+    records: list[list[tuple]] = []
+    seen: dict = {}
     with collection_paused():
         for path, setup, keys_of in jobs:
             scenario = load_cassette(path, setup)
@@ -478,7 +479,9 @@ def _shared_items(value: tuple, seen: dict) -> tuple:
 def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) -> list[Scenario]:
     variant = _variant(keys_of)
     indexed, old_bodies = read_index(directory, variant)
-    prefix, setups, planned = len(str(directory)) + 1, {}, []
+    prefix = len(str(directory)) + 1
+    setups: dict[Path, str] = {}
+    planned: list[tuple] = []
     for path in files:
         relative = str(path)[prefix:].replace(os.sep, "/")
         now = stamp(path)
@@ -497,6 +500,7 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     try:
         for path, relative, now, setup, record in planned:
             if record is not None:  # indexed before: its bodies copied from the old index
+                assert old_bodies is not None  # read_index gives records only with their bodies
                 record = [(*fields, old_bodies.read(*body_at)) for *fields, body_at in record]
             stored = writer.add(relative, now, record if record is not None else next(afresh))
             scenarios.append(_from_record(path, stored, writer.bodies, setup))

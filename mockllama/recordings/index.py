@@ -30,6 +30,7 @@ import struct
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 from mockllama import __version__
 
@@ -147,15 +148,14 @@ class IndexWriter:
         self._entries: dict[str, tuple] = {}  # not yet written out
         self._chunks: list[tuple[int, int]] = []
         self._offset = 0  # where the next write goes, after _START
-        self._handle = None
+        named: IO[bytes] | None = None
         if self._path is not None:
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = tempfile.NamedTemporaryFile(dir=self._path.parent, prefix=".index-", delete=False)
+                named = tempfile.NamedTemporaryFile(dir=self._path.parent, prefix=".index-", delete=False)
             except OSError:
                 self._path = None
-        if self._handle is None:
-            self._handle = tempfile.TemporaryFile()
+        self._handle: IO[bytes] = named if named is not None else tempfile.TemporaryFile()
         self._handle.write(bytes(_START))  # the header, filled in by finish
         # The bodies as written so far, readable at once (from the same file, renamed or not).
         self.bodies = Bodies(os.dup(self._handle.fileno()), _START)

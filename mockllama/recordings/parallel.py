@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import TypeVar
 
 Item = TypeVar("Item")
@@ -31,7 +31,7 @@ def workers() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def map_in_order(function: Callable[[Item], Result], items: list[Item]) -> Iterator[Result]:
+def map_in_order(function: Callable[[Item], Result], items: list[Item]) -> Generator[Result, None, None]:
     """``map(function, items)``, in several processes when the items are many and there is more than
     one core. What ``function`` raises is raised here, at its item, as ``map`` would."""
     count = workers() if len(items) >= PARALLEL_FROM else 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -24,7 +25,10 @@ class UnsafeYaml(ValueError):
 
 
 # libyaml's parser when PyYAML has it (what vcrpy uses too): the pure-Python one is ten times slower.
-_SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # both have one interface; the type checker is shown the one every PyYAML has
+    _SAFE_BASE = yaml.SafeLoader
+else:
+    _SAFE_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _CassetteLoader(_SAFE_BASE):
@@ -54,8 +58,9 @@ class _CassetteLoader(_SAFE_BASE):
 
     # libyaml's parser calls these two around every node, for path resolvers, which this loader
     # has none of: C functions that do nothing, not a Python call each, on every node.
-    descend_resolver = staticmethod(operator.is_)
-    ascend_resolver = staticmethod(tuple)
+    # Their results are never read, so the stubs' "returns None" does not bind these.
+    descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]
 
 
 _SCALAR_NODE, _MAPPING_NODE = yaml.ScalarNode, yaml.MappingNode

@@ -64,7 +64,7 @@ class CorsPolicy:
 CORS = web.AppKey("cors", CorsPolicy)
 
 
-def not_allowed(policy: CorsPolicy, origin: str) -> str:
+def not_allowed(policy: CorsPolicy, origin: str | None) -> str:
     allowed = ", ".join(sorted(policy.origins))
     return (
         f"mockllama: the origin {origin!r} is not allowed; this server allows {allowed} "

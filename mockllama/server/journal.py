@@ -157,7 +157,7 @@ class Journal:
                     status,
                     True if bytes_sent is None else bool(trace.finished),
                     _body_length(response) if bytes_sent is None else bytes_sent,
-                    raw[:BODY_CAP] if truncated else raw,
+                    raw[:BODY_CAP] if truncated and raw is not None else raw,
                     truncated,
                     None if status < 400 else _error_message(response),
                 ),
@@ -193,10 +193,11 @@ JOURNAL = web.AppKey("journal", Journal)
 
 
 def _error_message(response: web.StreamResponse) -> str | None:
-    if not isinstance(response, web.Response) or not response.body:
+    body = response.body if isinstance(response, web.Response) else None
+    if not isinstance(body, (bytes, bytearray)) or not body:  # a Payload is never an error reply's body
         return None
     try:
-        return json.loads(response.body)["error"]["message"]
+        return json.loads(body)["error"]["message"]
     except (ValueError, KeyError, TypeError):
         return None
 

@@ -21,7 +21,7 @@ from mockllama.wire.terminal import printable
 try:
     import resource
 except ImportError:  # not on Windows, which has no such limit to raise
-    resource = None
+    resource = None  # type: ignore[assignment]  # the name is the module where there is one; None is tested at each use
 
 log = logging.getLogger("mockllama")
 
@@ -97,7 +97,8 @@ class UnparsableRequestLog(logging.Filter):
         if isinstance(refused, HttpProcessingError) and str(record.msg).startswith("Error handling request"):
             reason = printable(" ".join(str(refused.message).split()))[:200]
             record.msg = "mockllama: refused a request from %s that is not valid HTTP (%s: %s)"
-            record.args = (*record.args[:1], refused.code, reason) if record.args else ("?", refused.code, reason)
+            peer = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.args = (peer, refused.code, reason)
             record.exc_info, record.exc_text = None, None
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True

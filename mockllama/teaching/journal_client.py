@@ -17,7 +17,7 @@ from mockllama.wire.untrusted_http import ExchangeFailed, Target, fetch
 JOURNAL_PATH = "/_mockllama/journal"
 DEFAULT_JOURNAL_TIMEOUT = 10.0
 # The fields journal_lines reads, with their types: anything else is not a mockllama journal.
-_ENTRY_FIELDS = {
+_ENTRY_FIELDS: dict[str, type | tuple[type, ...]] = {
     "id": int,
     "time": (int, float),
     "method": str,

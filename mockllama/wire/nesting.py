@@ -8,6 +8,7 @@ recursion limit there and turn a 1 KB request into a 500 and a huge traceback. R
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from mockllama.wire.errors import RequestError
 
@@ -19,6 +20,7 @@ def depth_exceeds(value, limit: int) -> bool:
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
+        children: Iterable[object]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

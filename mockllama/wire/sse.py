@@ -12,7 +12,8 @@ Chat completions omit the ``event:`` line and end with ``data: [DONE]``.
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, AnyStr, NamedTuple
 
 BLOCK_END = b"\n\n"
 
@@ -33,7 +34,7 @@ class Event(NamedTuple):
 
 # json.loads checks its argument, skips white space around the value and calls the C scanner
 # through two Python calls; data as llama-server writes it (no white space) goes to the scanner at once.
-_SCAN = json.JSONDecoder().scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # typeshed leaves out the scanner JSONDecoder.__init__ sets
 
 
 def json_or_none(data: str):
@@ -51,13 +52,13 @@ def json_or_none(data: str):
         return None
 
 
-def split_blocks(body: bytes | str) -> list:
+def split_blocks(body: AnyStr) -> list[AnyStr]:
     """Cut a stream body (its bytes, or its decoded text) into blocks; joining them gives back
     ``body`` exactly."""
-    end = BLOCK_END if isinstance(body, bytes) else "\n\n"
-    *ended, rest = body.split(end)
-    blocks = [block + end for block in ended]
-    return [*blocks, rest] if rest else blocks
+    end: AnyStr = BLOCK_END if isinstance(body, bytes) else "\n\n"
+    parts = body.split(end)
+    blocks = [part + end for part in parts[:-1]]
+    return blocks + parts[-1:] if parts[-1] else blocks
 
 
 def _name_and_data(lines: list[str]) -> tuple[str | None, str]:

@@ -73,6 +73,7 @@ class Target:
         if problem:
             raise ValueError(problem)
         parts = urlsplit(url)
+        assert parts.hostname is not None  # url_problem refuses a URL without a host
         prefix = parts.path.rstrip("/").removesuffix("/v1").rstrip("/")
         authorization = None
         if parts.username or parts.password:
