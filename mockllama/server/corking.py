@@ -53,6 +53,7 @@ async def send_at_once(request: web.Request, response: web.StreamResponse, block
         response.enable_chunked_encoding()  # the framing is ours to write only if it is chunked for sure
     with corked(request):
         writer = await response.prepare(request)  # StreamResponse sends its head here: inside the cork
+        assert writer is not None  # None only for a response prepared and ended before
         if not blocks:
             return
         await response.write(blocks[0])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
@@ -76,14 +76,16 @@ class FaultKind:
             )
         return int(value)
 
-    def check(self, value: int | None, plan: FaultPlan) -> None:
+    # ``value`` is what ``parse`` gave: an int for a kind that takes one, else None. Typed Any, so each
+    # kind's own methods can say which of the two it gets.
+    def check(self, value: Any, plan: FaultPlan) -> None:
         """Raise ValueError if this server cannot send the fault (a reply nobody recorded)."""
 
     def examples(self, plan: FaultPlan) -> list[Fault]:
         """The faults the fault matrix measures for this kind."""
         return [Fault(self, None if value == "" else int(value)) for value in self.measured or ("",)]
 
-    def apply(self, value: int | None, outgoing: Outgoing, plan: FaultPlan) -> None:
+    def apply(self, value: Any, outgoing: Outgoing, plan: FaultPlan) -> None:
         raise NotImplementedError
 
 

@@ -69,4 +69,4 @@ async def _write_in_time(
         if due > loop.time():
             await asyncio.sleep(due - loop.time())
         await response.write(block)  # one block per chunk, sent as it is written
-        trace.bytes_sent += len(block)
+        trace.bytes_sent = (trace.bytes_sent or 0) + len(block)
