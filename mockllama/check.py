@@ -45,10 +45,10 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from mockllama.behaviours.variants import VARIANTS as DECLARED_VARIANTS
-from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, EVERY_CALL, SET, Variant
+from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, EVERY_CALL, SET, Ending, Variant
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
@@ -147,7 +147,7 @@ def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | Non
     cassette, keeps their key order, which llama-server's prompt depends on."""
     catalogue = load_catalogue(PROBE_CATALOGUES.get(probe, "default"))
     entry = next(entry for entry in catalogue if entry.name == scenario)
-    responses, chat = [p.json for p in entry.planned() if p.json.get("stream") is stream]
+    responses, chat = [p.json for p in entry.planned() if isinstance(p.json, dict) and p.json.get("stream") is stream]
     bodies = dict(responses), dict(chat)
     if model is not None:
         for body in bodies:
@@ -321,6 +321,7 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
     if body.get("stream"):
         seen = seen_in_stream(_stream_events(payload, RESPONSES_PATH))
         response, terminal, done = seen.response, seen.terminal, seen.arguments_done
+        assert terminal is not None  # seen_in_stream always has one
         calls = _function_calls(response)
         fields = {
             "terminal_event": terminal.data.get("type"),
@@ -334,8 +335,8 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
             f"incomplete_details={fields['incomplete_details']!r}"
         )
         if calls:
-            done = fields["function_calls_with_arguments_done"]
-            line += f" function_call_arguments.done for {done} of {len(calls)} calls"
+            with_done = fields["function_calls_with_arguments_done"]
+            line += f" function_call_arguments.done for {with_done} of {len(calls)} calls"
     else:
         response = _response_object(_json(payload, RESPONSES_PATH), RESPONSES_PATH)
         seen = Seen(response)
@@ -614,7 +615,7 @@ def _says(value, declared) -> bool:
 def fits(variant: Variant, seen: Seen) -> bool:
     """Whether a cut reply carries exactly the signals ``variant``'s server writes for one."""
     stream = seen.terminal is not None
-    ending = (variant.stream if stream else variant.body).cut
+    ending = cast(Ending, (variant.stream if stream else variant.body).cut)  # a Both of Ending
     response = seen.response
     if not all(
         _says(response.get(key, ABSENT), declared)
@@ -629,7 +630,7 @@ def fits(variant: Variant, seen: Seen) -> bool:
     cut = output[-1] if output else {}
     if cut.get("type") in ending.items and not _says(cut.get("status", ABSENT), ending.items[cut["type"]]):
         return False
-    if not stream:
+    if seen.terminal is None:  # not a stream
         return True
     if len(seen.terminals) != 1 or _event_names(seen.terminal) != {variant.terminal.cut}:
         return False

@@ -38,7 +38,7 @@ def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, t
         return None
     canonical = canonical_request(interaction.path, body)
     key = canonical_key(interaction.path, body, canonical)
-    if not isinstance(canonical, dict):
+    if not isinstance(body, dict) or not isinstance(canonical, dict):
         parts = None
     elif interaction.request_raw is None:  # a mapping from YAML: its keys need not be strings
         parts = parts_of(client_form(interaction.path, body, canonical))

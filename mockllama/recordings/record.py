@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import yaml
@@ -150,7 +151,7 @@ def save_cassette(path: Path, pairs, check=lambda written: None):
     large reply body is not still in memory while ``check`` loads the cassette back. ``check(written)``
     reads the temporary file before the rename and raises if it must not replace ``path``; what it
     returns is returned."""
-    cassette = {"requests": [], "responses": []}
+    cassette: dict[str, list] = {"requests": [], "responses": []}
     for request, response in pairs:
         cassette["requests"].append(scrub_request(copy.deepcopy(request)))
         cassette["responses"].append(scrub_response(copy.deepcopy(response)))
@@ -260,7 +261,7 @@ async def probe(
 async def _send(session: aiohttp.ClientSession, url: str, planned: PlannedRequest) -> tuple[int, bytes]:
     # Always a text body (never aiohttp's json=): vcrpy then stores the exact string sent, key order
     # included, where a json= body would become a YAML mapping with its keys sorted.
-    kwargs = {"headers": planned.send_headers()}
+    kwargs: dict[str, Any] = {"headers": planned.send_headers()}
     body = planned.body_text()
     if body is not None:
         kwargs["data"] = body.encode("utf-8")
@@ -281,6 +282,7 @@ async def _send_turns(session: aiohttp.ClientSession, url: str, entry: Catalogue
                     f"scenario {entry.name!r}: turn {number} answered HTTP {status}, "
                     f"so turn {number + 1} cannot follow it"
                 )
+            assert body is not None  # only a responses scenario has turns (catalogue._turns)
             try:
                 body = entry.next_turn(number, body, json.loads(reply))
             except CatalogueError as err:
