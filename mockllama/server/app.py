@@ -110,7 +110,7 @@ def answers_errors(handler, journal: Journal | None = None):
     would pass through. One wrapper for the errors and the journal, not one each: each wrapper is a
     coroutine more on every request."""
     traced = journal is not None
-    keep = traced and journal.enabled  # fixed for the journal's life
+    keeping = journal if journal is not None and journal.enabled else None  # fixed for the journal's life
 
     @functools.wraps(handler)
     async def guarded(request: web.Request) -> web.StreamResponse:
@@ -128,8 +128,8 @@ def answers_errors(handler, journal: Journal | None = None):
             except Exception as err:  # RequestError included: _error_reply tells them apart
                 response = _error_reply(request, err)
         if traced:
-            if keep:
-                journal.keep(request, response, trace)
+            if keeping is not None:
+                keeping.keep(request, response, trace)
             if trace.drop_connection and request.transport is not None:
                 # Only now, so that no client sees its connection drop before the journal has the entry.
                 request.transport.close()

@@ -28,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from aiohttp import web
-from multidict import CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from mockllama.wire.errors import RequestError
 
@@ -51,7 +51,7 @@ class Trace:
         # The reply's headers as the handler built them, where they are shared by many replies and
         # never change: the journal keeps those rather than each reply's own copy, one less to hold
         # and to free per entry. None: the reply's own are read.
-        self.headers: CIMultiDictProxy | None = None
+        self.headers: CIMultiDictProxy | CIMultiDict | None = None
         self.bytes_sent: int | None = None  # body bytes written, set by streaming writers
         self.finished: bool | None = None  # whether the whole reply went out
         self.drop_connection = False  # a fault cut the reply: close the connection once journalled

@@ -111,7 +111,8 @@ async def _forward(request: web.Request, flight: Flight, behaviour: str) -> web.
     except RequestError as err:
         # The head is sent: the client can only see the stream stop, as it would from llama-server.
         log.warning("mockllama: the upstream stream broke off: %s", err.message)
-        request.transport.close()
+        if request.transport is not None:  # None once the client has gone
+            request.transport.close()
         return response
     except ConnectionResetError:
         log.debug("mockllama: client went away during a proxied stream on %s; the recording goes on", request.path)

@@ -291,7 +291,7 @@ def _vcr_key(request) -> tuple[str, str, bool, int]:
 
 def _responses_status(interaction: Interaction) -> str | None:
     if interaction.is_event_stream:
-        last = next((e.json() for e in reversed(interaction.events) if isinstance(e.json(), dict)), {})
+        last: dict = next((e.json() for e in reversed(interaction.events) if isinstance(e.json(), dict)), {})
         return (last.get("response") or {}).get("status")
     body = interaction.body_json
     return body.get("status") if isinstance(body, dict) else None
@@ -503,7 +503,9 @@ class Recorder:
         try:
             twin = chat_twin(body)
             try:
-                return PlannedRequest("POST", CHAT_PATH, json=twin).body_text().encode("utf-8")
+                text = PlannedRequest("POST", CHAT_PATH, json=twin).body_text()
+                assert text is not None  # a JSON body has its text
+                return text.encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate from the request: \u escapes are valid JSON
                 return json.dumps(twin).encode("ascii")
         except (KeyError, TypeError, AttributeError, ValueError):
@@ -521,6 +523,7 @@ class Recorder:
             headers["Content-Type"] = "application/json"
         query = f"?{flight.sent.query}" if own and flight.sent.query else ""
         target = URL(upstream.url + path + query, encoded=True)  # the client's query, not re-encoded
+        assert self.session is not None  # open while the app runs (session_context)
         async with self.session.request(
             method, target, data=raw or None, headers=headers, allow_redirects=False
         ) as response:
