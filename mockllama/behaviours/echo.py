@@ -28,7 +28,7 @@ SAMPLING_DEFAULTS = {
     "frequency_penalty": 0.0,
     "top_logprobs": 0,
 }
-DEFAULTS = {
+DEFAULTS: dict[str, object] = {
     "previous_response_id": None,
     "instructions": None,
     "tools": [],

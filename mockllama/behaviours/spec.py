@@ -12,6 +12,7 @@ per request). llama-server's own extra ``timings`` field is left out, being no p
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from mockllama.behaviours.echo import echo, request_settings
 from mockllama.behaviours.fixed import corrects, fixed
@@ -64,7 +65,7 @@ def _full_reasoning(item: dict) -> dict:
 
 
 # Item type -> how an output item of that type is completed; types not listed are sent as recorded.
-ITEM_SHAPERS = {"message": _full_message, "reasoning": _full_reasoning}
+ITEM_SHAPERS: dict[object, Callable[[dict], dict]] = {"message": _full_message, "reasoning": _full_reasoning}
 
 
 def full_item(item: dict) -> dict:

@@ -209,7 +209,8 @@ def _turn(scenario: Scenario, number: int) -> dict:
     responses = scenario.find("POST", RESPONSES_PATH, False, number)
     if responses is None or not isinstance(responses.body_json, dict):
         return {"turn": number, "carries": "-", "statuses": {}, "output": "(not recorded)"}
-    items = (responses.request_json or {}).get("input")
+    request = responses.request_json
+    items = request.get("input") if isinstance(request, dict) else None
     kinds = [item.get("type", "message") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
     carries = ", ".join(f"{kinds.count(kind)} {kind}" for kind in dict.fromkeys(kinds)) or "a string input"
     statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in BEHAVIOURS}

@@ -49,7 +49,9 @@ class Row:
 
 
 def _request(scenario: Scenario, path: str, stream: bool) -> dict:
-    return dict(scenario.find("POST", path, stream).request_json)
+    found = scenario.find("POST", path, stream)
+    assert found is not None and isinstance(found.request_json, dict)  # run() picks scenarios that have it
+    return dict(found.request_json)
 
 
 def _short(text: str, width: int = 22) -> str:
@@ -94,16 +96,14 @@ def run(scenarios: dict[str, Scenario] | None = None) -> list[Row]:
 
     scenarios = scenarios or load_scenarios([bundled_cassette_dir()])
     names = sorted(
-        n
-        for n, s in scenarios.items()
-        if s.find("POST", RESPONSES_PATH, True) and s.chat_twin(s.find("POST", RESPONSES_PATH, True))
+        n for n, s in scenarios.items() if (streamed := s.find("POST", RESPONSES_PATH, True)) and s.chat_twin(streamed)
     )
     rows = []
     with BackgroundServer(create_replay_app(scenarios)) as server:
         served = server.app[SETTINGS].matcher.setup
         for name in names:
             # a recording of another server set-up answers only when chosen by name (matching.matcher)
-            by_name = {} if scenarios[name].setup == served else {SCENARIO_HEADER: name}
+            by_name: dict[str, str] = {} if scenarios[name].setup == served else {SCENARIO_HEADER: name}
             for behaviour in BEHAVIOURS:
                 client = openai.OpenAI(
                     base_url=server.base_url(behaviour), api_key="unused", max_retries=0, default_headers=by_name
