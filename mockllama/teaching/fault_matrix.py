@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -97,7 +98,7 @@ REQUEST = {"model": SCENARIO, "input": "anything"}
 
 
 def measure_sync(client) -> tuple[str, str, str]:
-    outcomes = []
+    outcomes: list[str] = []
     for attempt in (
         lambda: _returned(client.responses.create(**REQUEST)),
         lambda: _iterated([e.type for e in client.responses.create(**REQUEST, stream=True)]),
@@ -107,7 +108,8 @@ def measure_sync(client) -> tuple[str, str, str]:
             outcomes.append(attempt())
         except Exception as err:  # the outcome being measured, whatever it is
             outcomes.append(_failure(err))
-    return tuple(outcomes)
+    created, iterated, helped = outcomes
+    return created, iterated, helped
 
 
 def _helper_sync(client):
@@ -126,20 +128,31 @@ async def measure_async(client) -> tuple[str, str, str]:
         async with client.responses.stream(**REQUEST) as stream:
             return _helped(await stream.get_final_response())
 
-    outcomes = []
+    outcomes: list[str] = []
     for attempt in (create, iterate, helper):
         try:
             outcomes.append(await attempt())
         except Exception as err:  # the outcome being measured, whatever it is
             outcomes.append(_failure(err))
-    return tuple(outcomes)
+    created, iterated, helped = outcomes
+    return created, iterated, helped
+
+
+class _ClientSettings(TypedDict):
+    """What both openai clients are made with: typed, as openai's constructors require."""
+
+    base_url: str
+    api_key: str
+    max_retries: int
+    timeout: float
+    default_headers: dict[str, str]
 
 
 def _clients(base_url: str, fault: str, max_retries: int):
     import openai
 
     timeout = STALL_TIMEOUT if is_silent(fault) else 30.0
-    settings = {
+    settings: _ClientSettings = {
         "base_url": base_url,
         "api_key": "unused",
         "max_retries": max_retries,
@@ -159,7 +172,7 @@ def measure(server: BackgroundServer, fault: str) -> Row:
     sync_client, async_client = _clients(server.base_url(BEHAVIOUR), fault, max_retries=0)
     sync = measure_sync(sync_client)
 
-    async def run_async():
+    async def run_async() -> tuple[str, str, str]:
         async with async_client:
             return await measure_async(async_client)
 
