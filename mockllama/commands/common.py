@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -39,7 +40,7 @@ def click_option(declared: Option):
     if declared.switch:
         return click.option(declared.flag, declared.name, is_flag=True, help=declared.help)
     if declared.nargs > 1:  # kept as words; what they name is checked against the recordings (--fault)
-        typed = {"type": (str,) * declared.nargs, "metavar": declared.metavar}
+        typed: dict[str, Any] = {"type": (str,) * declared.nargs, "metavar": declared.metavar}
     else:
         typed = {"type": Parsed(declared)}
     default = declared.default_text

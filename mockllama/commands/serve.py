@@ -9,7 +9,7 @@ import socket
 import sys
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from aiohttp import web
@@ -158,7 +158,7 @@ def serve(**given) -> None:
         )
     try:
         # --port 0: bind here, so the URLs printed name the port the system chose
-        where = {"sock": _bound_socket(host)} if port == 0 else {"host": host, "port": port}
+        where: dict[str, Any] = {"sock": _bound_socket(host)} if port == 0 else {"host": host, "port": port}
     except OSError as err:
         click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
         sys.exit(2)

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -136,6 +136,8 @@ def offered() -> dict:
         helped = declared.plugin_help or declared.help
         if declared.default_text is not None:
             helped += f" (default: {declared.default_text})"
+        flag: dict[str, Any]
+        ini: dict[str, Any]
         if declared.switch:
             flag = {"dest": declared.ini, "action": "store_true", "default": None, "help": helped}
             ini = {"name": declared.ini, "type": "bool", "default": False, "help": helped}
@@ -145,7 +147,7 @@ def offered() -> dict:
                 "action": "append" if declared.repeatable else "store",
                 "nargs": declared.nargs if declared.nargs > 1 else None,
                 "default": [] if declared.repeatable else None,
-                "metavar": declared.metavar.split() if declared.nargs > 1 else declared.shown_metavar,
+                "metavar": (declared.metavar or "").split() if declared.nargs > 1 else declared.shown_metavar,
                 "help": helped + (" (repeatable)" if declared.repeatable else ""),
             }
             if declared.repeatable:
@@ -209,7 +211,8 @@ def _given(config: pytest.Config, declared: Option) -> tuple[object, str] | None
 def serve_options(config: pytest.Config) -> tuple[ServeOptions, dict[str, str]]:
     """The session's options, checked as `serve` checks them, and where each was given; a bad one
     stops the session with its reason."""
-    values, where = {}, {}
+    values: dict[str, Any] = {}
+    where: dict[str, str] = {}
     for declared in plugin_options():
         given = _given(config, declared)
         if given is not None:
@@ -245,6 +248,7 @@ def served(config: pytest.Config) -> Iterator[MockllamaServer]:
     options, where = serve_options(config)
     recording = recording_of(options)
     directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
+    assert options.record_to is not None  # serve_options sets it
     try:
         scenarios = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
     except CassetteError as err:
