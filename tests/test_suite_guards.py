@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.behaviours.variants import VARIANTS
+from mockllama.pytest_plugin.session import base_url_behaviours, variant_url_behaviours
 from support.docs_pages import README, blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,25 +22,35 @@ pytest_plugins = ["pytester"]
 PLUGIN_PARAMS_TEST = """
 import os
 
-def test_records_its_behaviour(mockllama_base_url, mockllama):
-    behaviour = mockllama_base_url.removeprefix(mockllama.url).split("/")[1]
+def test_records_its_behaviour(FIXTURE, mockllama):
+    behaviour = FIXTURE.removeprefix(mockllama.url).split("/")[1]
     with open(os.environ["SEEN_FILE"], "a") as seen:
         seen.write(behaviour + "\\n")
 """
 
 
-def test_the_plugin_runs_a_base_url_test_once_per_behaviour(pytester, monkeypatch):
+@pytest.mark.parametrize(
+    "fixture, behaviours",
+    [("mockllama_base_url", base_url_behaviours()), ("mockllama_variant_url", variant_url_behaviours())],
+)
+def test_the_plugin_runs_a_url_test_once_per_behaviour_of_its_fixture(pytester, monkeypatch, fixture, behaviours):
     seen = pytester.path / "seen.txt"
     monkeypatch.setenv("SEEN_FILE", str(seen))
-    assert list(BEHAVIOURS)[:3] == ["buggy", "fixed", "spec"]  # none of the three may vanish; others may join
-    pytester.makepyfile(test_inner=PLUGIN_PARAMS_TEST)
+    pytester.makepyfile(test_inner=PLUGIN_PARAMS_TEST.replace("FIXTURE", fixture))
     collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in collected.outlines if "::" in line] == [
-        f"test_inner.py::test_records_its_behaviour[{b}]" for b in BEHAVIOURS
+        f"test_inner.py::test_records_its_behaviour[{b}]" for b in behaviours
     ]
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=len(BEHAVIOURS))
-    assert seen.read_text().split() == list(BEHAVIOURS)
+    result.assert_outcomes(passed=len(behaviours))
+    assert seen.read_text().split() == behaviours
+
+
+def test_no_behaviour_and_no_variant_vanishes_from_the_fixtures():
+    assert list(BEHAVIOURS)[:3] == ["buggy", "fixed", "spec"]  # none of the three may vanish; others may join
+    assert base_url_behaviours()[:3] == ["buggy", "fixed", "spec"]
+    every_server = {variant.name for variant in VARIANTS} | {"fixed", "spec"}
+    assert sorted(variant_url_behaviours()) == sorted(every_server) and len(every_server) == 9
 
 
 def test_an_empty_parameter_list_fails_at_collection(tmp_path):

@@ -11,7 +11,7 @@ module in it (``mockllama/behaviours/__init__.py``), so nothing else needs to na
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,9 +72,10 @@ def unknown_behaviour(name: str) -> str:
     return f"unknown behaviour {name!r}; use one of: {', '.join(BEHAVIOURS)}"
 
 
-def markdown_list() -> str:
-    """The behaviours as the docs list them (README.md, docs/behaviours.md)."""
-    items = list(BEHAVIOURS.values())
+def markdown_list(names: Iterable[str] | None = None) -> str:
+    """The behaviours (those ``names``, else every one) as the docs list them (README.md,
+    docs/behaviours.md)."""
+    items = list(BEHAVIOURS.values()) if names is None else [BEHAVIOURS[name] for name in names]
     return "\n".join(
         f"- **{b.name}**: {b.description}{'.' if index == len(items) - 1 else ';'}" for index, b in enumerate(items)
     )

@@ -6,7 +6,11 @@
 
 - ``mockllama``: one server per session on a free loopback port, started on first use.
   ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
-- ``mockllama_base_url``: the base URL, once per behaviour (every one the registry has).
+- ``mockllama_base_url``: the base URL, once per behaviour: buggy, fixed, spec and any other
+  that is no server's variant (``session.base_url_behaviours``).
+- ``mockllama_variant_url``: the base URL, once per way a server reports a cut reply: stock
+  llama-server's (buggy), the honest fixed and spec, and each other server's variant (ollama,
+  vllm, ...: ``session.variant_url_behaviours``), so one test shows which servers fool a client.
 - ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
   in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
   test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
@@ -40,7 +44,15 @@ if TYPE_CHECKING:
 
 # The objects the fixtures hand tests are ``session``'s; Entry is the journal's. They are offered
 # here, the module tests import, but loaded only when a test names one (``__getattr__``).
-__all__ = ["mockllama", "mockllama_base_url", "mockllama_journal", "MockllamaServer", "JournalView", "Entry"]
+__all__ = [
+    "mockllama",
+    "mockllama_base_url",
+    "mockllama_variant_url",
+    "mockllama_journal",
+    "MockllamaServer",
+    "JournalView",
+    "Entry",
+]
 _FROM_SESSION = ("MockllamaServer", "JournalView", "Entry")
 
 OFFERED = json.loads(Path(__file__).with_name("offered.json").read_text(encoding="utf-8"))
@@ -87,7 +99,17 @@ def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
 @pytest.fixture(params=OFFERED["behaviours"])
 def mockllama_base_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
     """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, for each
-    behaviour in turn: a test that asks for it runs once with each (`buggy`, `fixed`, `spec`)."""
+    behaviour in turn: a test that asks for it runs once with each (`buggy`, `fixed`, `spec`).
+    The other servers' variants are `mockllama_variant_url`'s."""
+    return mockllama.base_url(request.param)
+
+
+@pytest.fixture(params=OFFERED["variants"])
+def mockllama_variant_url(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> str:
+    """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, once for each
+    way a server reports a cut reply: stock llama-server's (`buggy`), the honest `fixed` and
+    `spec`, and each other server's variant (`ollama`, `vllm`, `localai`, `sglang`, `inspect-ai`,
+    `aimock`). One test shows which servers fool a client."""
     return mockllama.base_url(request.param)
 
 

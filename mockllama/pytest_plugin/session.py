@@ -20,7 +20,8 @@ from typing import Any, NoReturn
 import pytest
 
 from mockllama.app import create_app, recording_of
-from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
+from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, FIRST, unknown_behaviour
+from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
 from mockllama.matching.keys import match_keys
 from mockllama.options import ServeOptions
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
@@ -121,6 +122,18 @@ class MockllamaServer:
         return self._background.base_url(behaviour)
 
 
+def base_url_behaviours() -> list[str]:
+    """``mockllama_base_url``'s behaviours: every one but the other servers' variants, which would
+    multiply a suite's tests and fail those written for llama-server's own replies."""
+    return [name for name in BEHAVIOURS if name not in VARIANT_REPLIES]
+
+
+def variant_url_behaviours() -> list[str]:
+    """``mockllama_variant_url``'s behaviours: stock llama-server's (buggy), the honest fixed and spec,
+    and each other server's variant, in the registry's order."""
+    return [name for name in BEHAVIOURS if name in FIRST or name in VARIANT_REPLIES]
+
+
 def plugin_options() -> tuple[Option, ...]:
     """The options of `serve` that make sense in a test session (docs/pytest.md lists the others, and why)."""
     return tuple(declared for declared in options_of(ServeOptions) if not declared.not_in_plugin)
@@ -128,9 +141,10 @@ def plugin_options() -> tuple[Option, ...]:
 
 def offered() -> dict:
     """What pytest needs of the plugin when it starts: for each of ``plugin_options``, the arguments
-    of its ``addoption`` and its ``addini``; and the behaviours ``mockllama_base_url`` runs once
-    for. The plugin reads it from ``offered.json`` (``offered_json``), so that loading it imports
-    none of this; tests/plugin/test_plugin_options.py holds the file to what this makes now."""
+    of its ``addoption`` and its ``addini``; and the behaviours ``mockllama_base_url`` and
+    ``mockllama_variant_url`` run once for. The plugin reads it from ``offered.json``
+    (``offered_json``), so that loading it imports none of this; tests/plugin/test_plugin_options.py
+    holds the file to what this makes now."""
     options = []
     for declared in plugin_options():
         helped = declared.plugin_help or declared.help
@@ -156,7 +170,7 @@ def offered() -> dict:
             else:
                 ini = {"name": declared.ini, "default": "", "help": helped}
         options.append([declared.plugin_flag, flag, ini])
-    return {"behaviours": list(BEHAVIOURS), "options": options}
+    return {"behaviours": base_url_behaviours(), "variants": variant_url_behaviours(), "options": options}
 
 
 def offered_json() -> str:

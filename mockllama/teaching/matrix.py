@@ -81,11 +81,11 @@ def measure(client, scenario: Scenario, behaviour: str) -> Row:
     return Row(
         scenario=scenario.name,
         behaviour=behaviour,
-        status=response.status,
+        status=str(response.status),  # None where a server sends null (inspect_ai's variant)
         output_text=_short(response.output_text),
         incomplete_details=f"reason={details.reason}" if details else "None",
         terminal_event=events[-1].type,
-        terminal_status=events[-1].response.status,
+        terminal_status=str(events[-1].response.status),
         helper=_helper_outcome(client, _request(scenario, RESPONSES_PATH, True)),
         finish_reason=chat.choices[0].finish_reason,
     )

@@ -220,6 +220,20 @@ def test_a_stream_that_ends_otherwise_than_the_server_s_is_not_named_after_it(en
     assert fits(stock, seen_in_stream([*rest, last]))
 
 
+@pytest.mark.parametrize("variant", DECLARED, ids=lambda variant: variant.name)
+def test_check_against_each_variant_behaviour_names_that_server_and_exits_1(server, variant):
+    """mockllama serves each variant under its own prefix (/ollama/v1/...): `check --probe all` there
+    finds a cut reported as finished (every variant says so somewhere) and names that server alone."""
+    result = _check(f"{server.url}/{variant.name}", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == report["exit_code"] == 1, report["summary"]
+    assert report["verdict"] == "dishonest"
+    assert report["summary"].endswith(f"Known variant: {variant}.")
+    # a finished reply is never said to be cut; inspect_ai's non-streamed one says null, not "completed"
+    finished = [probe["finished"]["verdict"] for probe in report["probes"]]
+    assert finished == ([W, W, H, H] if variant.name == "inspect-ai" else [H] * 4)
+
+
 def test_the_docs_list_every_known_variant_as_check_names_it():
     """docs/check.md's table of known variants is made from check.VARIANTS, row for row."""
     text = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")

@@ -80,3 +80,42 @@ def test_where_rejects_a_field_entries_do_not_have(mockllama_journal):
 
     with pytest.raises(TypeError, match="no field colour"):
         mockllama_journal.where(colour="red")
+
+
+# --- mockllama_variant_url: one test, once per way a server reports a cut reply ---------------
+
+# Which servers' cut replies a client that trusts "completed" takes as finished: (the status of a
+# body, the terminal event of a stream). From each server's source (docs/variants.md).
+FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED = {
+    "buggy": (True, True),
+    "fixed": (False, False),
+    "spec": (False, False),
+    "aimock": (False, True),  # "incomplete", but the stream still ends response.completed
+    "inspect-ai": (False, True),  # status null, and the stream says "completed" around the reason
+    "localai": (True, True),
+    "ollama": (True, True),
+    "sglang": (True, True),
+    "vllm": (False, True),  # "incomplete", but the stream still ends response.completed
+}
+
+
+def test_variant_url_runs_once_per_way_a_server_reports_a_cut(mockllama_variant_url, mockllama):
+    behaviour = urlsplit(mockllama_variant_url).path.split("/")[1]
+    assert mockllama_variant_url == f"{mockllama.url}/{behaviour}/v1"
+    assert behaviour in FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED
+
+
+def test_the_table_names_every_behaviour_the_variant_fixture_runs():
+    from mockllama.pytest_plugin.session import variant_url_behaviours
+
+    assert sorted(FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED) == sorted(variant_url_behaviours())
+
+
+def test_a_client_that_trusts_completed_is_fooled_by_every_variant_but_the_honest_ones(mockllama_variant_url):
+    client = openai.OpenAI(base_url=mockllama_variant_url, api_key="unused", max_retries=0)
+    raw = client.responses.with_raw_response.create(**COUNT)
+    behaviour = raw.headers["X-Mockllama-Behaviour"]
+    *_, last = client.responses.create(**COUNT, stream=True)
+    fooled = (raw.parse().status == "completed", last.type == "response.completed")
+    assert fooled == FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED[behaviour]
+    assert any(fooled) is (behaviour not in ("fixed", "spec"))

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from mockllama.app import ServeOptions
-from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.pytest_plugin.session import base_url_behaviours
 from mockllama.recordings.cassettes import bundled_cassette_dir
 from mockllama.server.options import options_of
 
@@ -39,18 +39,18 @@ def extra_dir(pytester):
 
 def test_command_line_option_adds_a_cassette_directory(pytester, extra_dir):
     result = pytester.runpytest_subprocess("--mockllama-cassettes", str(extra_dir), "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1 + len(BEHAVIOURS))  # test_base_url_param once per behaviour
+    result.assert_outcomes(passed=1 + len(base_url_behaviours()))  # test_base_url_param once per behaviour
 
 
 def test_ini_option_adds_a_cassette_directory(pytester, extra_dir):
     pytester.makeini("[pytest]\nmockllama_cassettes =\n    my-cassettes\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1 + len(BEHAVIOURS))  # test_base_url_param once per behaviour
+    result.assert_outcomes(passed=1 + len(base_url_behaviours()))  # test_base_url_param once per behaviour
 
 
 def test_without_the_option_the_extra_scenario_is_missing(pytester, extra_dir):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=len(BEHAVIOURS), failed=1)
+    result.assert_outcomes(passed=len(base_url_behaviours()), failed=1)
 
 
 def test_a_corrupt_extra_directory_fails_with_the_file_and_reason(pytester):

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mockllama.app import ServeOptions
-from mockllama.behaviours.registry import markdown_list
-from mockllama.pytest_plugin.session import OFFERED_FILE, offered_json
+from mockllama.behaviours.registry import BEHAVIOURS, markdown_list
+from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
+from mockllama.pytest_plugin.session import OFFERED_FILE, base_url_behaviours, offered_json
 from mockllama.server.options import options_table, plugin_table
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
@@ -45,12 +46,19 @@ class Generated:
         self.page.write_text(pattern.sub(lambda _: f"{begin}\n{self.make()}\n{end}", text), encoding="utf-8")
 
 
+def readme_behaviours() -> str:
+    """README's list, kept short: the behaviours that are no server's variant, then the variants in one line."""
+    variants = ", ".join(f"**{name}**" for name in BEHAVIOURS if name in VARIANT_REPLIES)
+    line = f"- {variants}: other servers' truncation signals on the same recordings ([the variants](docs/variants.md))."
+    return markdown_list(base_url_behaviours()).removesuffix(".") + ";\n" + line
+
+
 GENERATED = [
     Generated(DOCS / "serving.md", "options", lambda: options_table(ServeOptions)),
     Generated(DOCS / "pytest.md", "plugin-options", lambda: plugin_table(ServeOptions)),
     Generated(DOCS / "behaviours.md", "behaviours", markdown_list),
     Generated(DOCS / "index.md", "behaviours", markdown_list),
-    Generated(ROOT / "README.md", "behaviours", markdown_list),
+    Generated(ROOT / "README.md", "behaviours", readme_behaviours),
 ]
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ Not copied: aimock's own ids, usage and event framing (it writes ``event: <type>
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Both, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -42,3 +43,6 @@ VARIANT = Variant(
 
 def aimock(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, aimock))

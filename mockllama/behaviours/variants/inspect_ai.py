@@ -23,6 +23,7 @@ inspect_ai's own ids and usage.
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import EVERY_CALL, Both, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -44,3 +45,6 @@ VARIANT = Variant(
 
 def inspect_ai(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, inspect_ai))

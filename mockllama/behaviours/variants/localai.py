@@ -21,6 +21,7 @@ response's function_call items (:2298-2307); LocalAI's own usage and event frami
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import NO_CALL, SET, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -41,3 +42,6 @@ VARIANT = Variant(
 
 def localai(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, localai))

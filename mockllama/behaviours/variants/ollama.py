@@ -19,6 +19,7 @@ stream has none), and Ollama's own ids, usage and event framing: the rest is lla
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, SET, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -39,3 +40,6 @@ VARIANT = Variant(
 
 def ollama(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, ollama))

@@ -20,6 +20,7 @@ is absent; SGLang's own ids, usage and event framing.
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -40,3 +41,6 @@ VARIANT = Variant(
 
 def sglang(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, sglang))

@@ -100,6 +100,11 @@ class Variant:
     def __str__(self) -> str:
         return f"{self.server}: {self.signal} ({self.citation})"
 
+    @property
+    def description(self) -> str:
+        """The behaviour's line in ``serve --help`` and the docs' list."""
+        return f"{self.server}'s truncation signals on llama-server's recorded bytes: {self.signal} ({self.citation})"
+
     def reply(self, interaction: Interaction, scenario: Scenario) -> Reply:
         """The recorded reply with this server's signals: the behaviour, a pure function."""
         if not corrects(interaction):

@@ -21,6 +21,7 @@ new ids of the terminal response's rebuilt items; vLLM's own usage and event fra
 
 from __future__ import annotations
 
+from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, Both, Ending, Variant, same
 from mockllama.recordings.cassettes import Interaction, Scenario
 
@@ -45,3 +46,6 @@ VARIANT = Variant(
 
 def vllm(interaction: Interaction, scenario: Scenario):
     return VARIANT.reply(interaction, scenario)
+
+
+register(Behaviour(VARIANT.name, VARIANT.description, vllm))
