@@ -1,28 +1,34 @@
 """A /v1/responses client that notices cut-off replies, even on servers that say "completed".
 
 llama-server (b11434 and others) reports every reply as ``status: "completed"``, even one cut
-off by ``max_output_tokens``. This client decides "cut off" with three rules, in order:
+off by ``max_output_tokens``, and other servers have their own ways of saying so (Ollama,
+vLLM, LocalAI, SGLang, inspect_ai, aimock: docs/variants.md). This client decides "cut off"
+with four rules, in order:
 
-1. ``status == "incomplete"``: what a correct server says;
-2. otherwise ``usage.output_tokens >= max_output_tokens``: the one signal llama-server keeps;
-3. otherwise a function_call whose arguments do not parse as JSON.
+1. ``status == "incomplete"``: what a correct server says (vLLM and aimock too);
+2. otherwise ``incomplete_details`` set: a reason given whatever the status says (inspect_ai
+   sends ``status: null`` with it, and its stream "completed" around it);
+3. otherwise ``usage.output_tokens >= max_output_tokens``: the one signal llama-server keeps
+   (and Ollama, LocalAI, SGLang);
+4. otherwise a function_call whose arguments do not parse as JSON.
 
-A stream is judged by its terminal event: ``response.incomplete`` is a cut, ``response.completed``
-is judged by the rules above, and a stream that ends with neither was cut on the way, however
-cleanly the connection closed. A reply that never arrives whole (a dropped connection, a timeout,
-a body that is not JSON, an HTTP error) is never taken for an answer: ``cut_off`` is true and
-``reason`` says what happened.
+A stream is judged by the response its terminal event carries, whatever that event is called:
+vLLM, aimock and inspect_ai end a cut stream with ``response.completed`` around an incomplete
+response (or a reason). ``response.incomplete`` is a cut, and a stream that ends without a
+terminal event was cut on the way, however cleanly the connection closed. A reply that never
+arrives whole (a dropped connection, a timeout, a body that is not JSON, an HTTP error) is never
+taken for an answer: ``cut_off`` is true and ``reason`` says what happened.
 
 Known limits, both shown by real recordings (mockllama scenarios):
 
-- ``text-exact-limit``: a reply can finish in exactly ``max_output_tokens`` tokens, so rule 2
+- ``text-exact-limit``: a reply can finish in exactly ``max_output_tokens`` tokens, so rule 3
   flags it although it is whole (a false positive; the chat twin says ``stop``).
 - ``tool-cut-30``: arguments can parse as JSON and still be cut (``{"path": ..., "content":
-  "Hello, world!"}`` before the model closed the call), so rule 3 alone is not proof of a
-  finished call; rule 2 is what catches it.
+  "Hello, world!"}`` before the model closed the call), so rule 4 alone is not proof of a
+  finished call; rule 3 is what catches it.
 
 When a reply was cut off, :func:`ask_until_complete` asks again with twice the limit, until the
-reply is complete (or a ceiling is reached). Against llama-server's ``buggy`` replies only rule 2
+reply is complete (or a ceiling is reached). Against llama-server's ``buggy`` replies only rule 3
 can start that retry: the status always says ``completed``.
 
 Run it against mockllama:  python examples/truncation_safe_client.py http://127.0.0.1:18090/buggy/v1
@@ -55,6 +61,10 @@ def status_says_incomplete(response) -> bool:
     return response.status == "incomplete"
 
 
+def incomplete_details_given(response) -> bool:
+    return response.incomplete_details is not None
+
+
 def usage_reached_limit(response, max_output_tokens: int | None) -> bool:
     usage = response.usage
     return max_output_tokens is not None and usage is not None and usage.output_tokens >= max_output_tokens
@@ -74,6 +84,9 @@ def judge(response, max_output_tokens: int | None) -> Answer:
     """Was this reply cut off? The first rule that fires decides."""
     if status_says_incomplete(response):
         return Answer(response, True, "status is 'incomplete'", max_output_tokens)
+    if incomplete_details_given(response):
+        reason = response.incomplete_details.reason
+        return Answer(response, True, f"incomplete_details gives the reason {reason!r}", max_output_tokens)
     if usage_reached_limit(response, max_output_tokens):
         return Answer(
             response, True, f"usage.output_tokens reached max_output_tokens={max_output_tokens}", max_output_tokens
@@ -118,7 +131,12 @@ def ask_streaming(client: openai.OpenAI, **request) -> Answer:
         return Answer(None, True, f"the stream ended without a terminal event (last: {seen})")
     if last.type == "response.failed":
         return Answer(last.response, True, "the server reported the response as failed")
-    return judge(last.response, request.get("max_output_tokens"))
+    # What the response inside says decides, not the event's name: vLLM, aimock and inspect_ai end a
+    # cut stream with response.completed. A response.incomplete is a cut whatever its response says.
+    answer = judge(last.response, request.get("max_output_tokens"))
+    if last.type == "response.incomplete" and not answer.cut_off:
+        return Answer(last.response, True, "the stream ended with response.incomplete", answer.max_output_tokens)
+    return answer
 
 
 def limits_doubling(first: int, ceiling: int):

@@ -756,7 +756,7 @@ def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list
 
 def _judge_usage(response: dict, limit) -> Aspect:
     """Where the status lies, usage.output_tokens reaching max_output_tokens is the one signal
-    of the cut a client has left (the reference client's second rule)."""
+    of the cut a client has left (the reference client's usage rule)."""
     tokens = (response.get("usage") or {}).get("output_tokens")
     name = "usage_fallback"
     if isinstance(tokens, bool) or not isinstance(tokens, int) or not isinstance(limit, int):

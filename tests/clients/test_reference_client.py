@@ -1,4 +1,5 @@
-"""examples/truncation_safe_client.py against every recording in every behaviour, limits pinned."""
+"""examples/truncation_safe_client.py against every recording in every behaviour (stock llama-server,
+the honest fixed and spec, and each other server's variant), limits pinned."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import openai
 import pytest
 
+from mockllama.pytest_plugin import variant_url_behaviours
 from support import ROOT
 from support.recordings import SCENARIOS, chosen
 
@@ -24,6 +26,21 @@ RESPONSE_SCENARIOS = sorted(
     if s.find("POST", "/v1/responses", False) and s.find("POST", "/v1/responses", False).status == 200
 )
 PINNED = {"text-exact-limit", "tool-cut-30"}
+EVERY_SERVER = variant_url_behaviours()  # buggy, fixed, spec and every other server's variant
+
+STATUS, DETAILS, USAGE = "status is 'incomplete'", "incomplete_details gives the reason", "usage.output_tokens reached"
+# The rule that catches a cut first, on each server: the signal it keeps (docs/variants.md).
+FIRST_RULE = {
+    "buggy": USAGE,
+    "fixed": STATUS,
+    "spec": STATUS,
+    "aimock": STATUS,
+    "inspect-ai": DETAILS,  # status null, or "completed" in a stream, with the reason given
+    "localai": USAGE,
+    "ollama": USAGE,
+    "sglang": USAGE,
+    "vllm": STATUS,
+}
 
 
 def _ask(server, behaviour, name):
@@ -37,13 +54,17 @@ def _really_cut(name) -> bool:
     return scenario.twin_finish_reason(scenario.find("POST", "/v1/responses", False)) == "length"
 
 
-@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+def test_every_server_has_its_first_rule():
+    assert sorted(FIRST_RULE) == sorted(EVERY_SERVER)
+
+
+@pytest.mark.parametrize("behaviour", EVERY_SERVER)
 @pytest.mark.parametrize("name", sorted(set(RESPONSE_SCENARIOS) - PINNED))
 def test_client_agrees_with_the_chat_twin(server, behaviour, name):
     answer = _ask(server, behaviour, name)
     assert answer.cut_off == _really_cut(name), answer.reason
-    if answer.cut_off and behaviour != "buggy":
-        assert answer.reason == "status is 'incomplete'"
+    if answer.cut_off:
+        assert answer.reason.startswith(FIRST_RULE[behaviour]), answer.reason
 
 
 @pytest.mark.parametrize("name", ["text-cut-8", "text-cut-64", "poem-cut-20"])
@@ -53,11 +74,12 @@ def test_on_buggy_the_usage_rule_is_what_catches_a_cut(server, name):
     assert answer.cut_off and answer.reason.startswith("usage.output_tokens reached")
 
 
-@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+@pytest.mark.parametrize("behaviour", EVERY_SERVER)
 def test_pinned_limit_exact_limit_is_a_false_positive_of_the_usage_rule(server, behaviour):
     answer = _ask(server, behaviour, "text-exact-limit")
     assert not _really_cut("text-exact-limit")  # the chat twin says "stop": the reply finished
-    assert answer.response.status == "completed"
+    assert answer.response.status == (None if behaviour == "inspect-ai" else "completed")
+    assert answer.response.incomplete_details is None
     assert answer.response.usage.output_tokens == 8
     assert answer.cut_off is True
     assert answer.reason == "usage.output_tokens reached max_output_tokens=8"
@@ -148,20 +170,23 @@ def test_the_client_never_takes_a_faulted_body_for_an_answer(server, fault):
     assert answer.reason.startswith(_expected(fault)), answer.reason
 
 
-@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
-@pytest.mark.parametrize("name", ["text-cut-8", "text-finishes", "tool-cut-20", "tool-finishes"])
+@pytest.mark.parametrize("behaviour", EVERY_SERVER)
+@pytest.mark.parametrize("name", ["text-cut-8", "text-finishes", "tool-cut-20", "tool-finishes", "thinking-cut-12"])
 def test_streams_without_faults_are_judged_like_bodies(server, behaviour, name):
     request = dict(SCENARIOS[name].find("POST", "/v1/responses", False).request_json)
-    client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused", max_retries=0)
+    client = openai.OpenAI(
+        base_url=server.base_url(behaviour), api_key="unused", max_retries=0, default_headers=chosen(name)
+    )
     streamed, plain = client_module.ask_streaming(client, **request), client_module.ask(client, **request)
     assert streamed.cut_off == plain.cut_off == _really_cut(name)
-    assert streamed.reason == plain.reason
+    if plain.cut_off:  # the same rule decides (a finished reply's reason quotes its status, null in inspect_ai's body)
+        assert streamed.reason == plain.reason
 
 
 LADDER = ("ladder-cut-8", "ladder-cut-16", "ladder-finishes")
 
 
-@pytest.mark.parametrize("behaviour", ["buggy", "fixed", "spec"])
+@pytest.mark.parametrize("behaviour", EVERY_SERVER)
 def test_the_retry_ladder_doubles_the_limit_until_the_reply_is_complete(server, behaviour):
     client = openai.OpenAI(base_url=server.base_url(behaviour), api_key="unused")
     attempts = client_module.ask_until_complete(
@@ -172,14 +197,13 @@ def test_the_retry_ladder_doubles_the_limit_until_the_reply_is_complete(server, 
     assert [_really_cut(name) for name in LADDER] == [True, True, False]  # the chat twins agree
     final = attempts[-1].response
     assert (
-        final.status == "completed"
+        final.status == (None if behaviour == "inspect-ai" else "completed")
         and final.output_text
         == SCENARIOS["ladder-finishes"]
         .find("POST", "/v1/responses", False)
         .body_json["output"][0]["content"][0]["text"]
     )
-    expected = "usage.output_tokens reached" if behaviour == "buggy" else "status is 'incomplete'"
-    assert all(a.reason.startswith(expected) for a in attempts[:-1])
+    assert all(a.reason.startswith(FIRST_RULE[behaviour]) for a in attempts[:-1])
 
 
 def test_in_buggy_only_the_usage_rule_starts_the_retry(server):
@@ -197,6 +221,32 @@ def test_the_ladder_works_on_the_poem_calls_recorded_limits(server):
     attempts = client_module.ask_until_complete(client, (20, 30, 400), **request)
     assert [(a.max_output_tokens, a.cut_off) for a in attempts] == [(20, True), (30, True), (400, False)]
     assert json.loads(attempts[-1].response.output[-1].arguments)
+
+
+@pytest.mark.parametrize("rule", ["status", "terminal event"])
+def test_a_stream_is_judged_by_the_response_its_terminal_event_carries_not_its_name(server, rule):
+    """vLLM's and aimock's cut streams end with response.completed around an incomplete response:
+    the client reads the response. A response.incomplete is a cut whatever its response says."""
+    request = dict(SCENARIOS["text-cut-8"].find("POST", "/v1/responses", False).request_json)
+    client = openai.OpenAI(base_url=server.base_url("vllm" if rule == "status" else "fixed"), api_key="unused")
+    events = list(client.responses.create(**{**request, "stream": True}))
+    last = events[-1]
+    if rule == "status":
+        assert last.type == "response.completed" and last.response.status == "incomplete"
+    else:  # an honest terminal event around a response that says nothing of the cut
+        last = last.model_copy(update={"response": last.response.model_copy(update={"status": "completed"})})
+        last.response.incomplete_details = None
+
+    class Replayed:
+        class responses:
+            @staticmethod
+            def create(**_):
+                return iter([*events[:-1], last])
+
+    answer = client_module.ask_streaming(Replayed, **{**request, "max_output_tokens": None})
+    assert answer.cut_off
+    expected = "status is 'incomplete'" if rule == "status" else "the stream ended with response.incomplete"
+    assert answer.reason == expected
 
 
 def test_limits_doubling_ends_at_the_ceiling():

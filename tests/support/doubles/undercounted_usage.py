@@ -2,7 +2,7 @@
 
 Where a server's status lies (stock llama-server's `status: "completed"` on a cut reply), a
 client has one signal of the cut left: `usage.output_tokens` reaching `max_output_tokens` (the
-reference client's second rule). A server that counts the output its own way (leaving out the
+reference client's usage rule). A server that counts the output its own way (leaving out the
 last token, or the tokens the chat template adds) takes that away too. This double sends the real
 recordings (`buggy`) with `usage.output_tokens`, and `total_tokens` with it, one lower: `check`
 must say that the fallback signal is gone (issue 46).
