@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from mockllama.pytest_plugin import variant_url_behaviours
 from mockllama.teaching import explain, matrix
 from mockllama.wire.routes import RESPONSES_PATH
 from support import ROOT
@@ -284,7 +285,13 @@ def test_the_vitest_example_runs_as_written():
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert re.search(r"Tests +15 passed \(15\)", result.stdout), result.stdout[-2000:]
+    assert re.search(r"Tests +33 passed \(33\)", result.stdout), result.stdout[-2000:]
+
+
+def test_the_vitest_example_runs_through_every_server_the_variant_fixture_does():
+    """example.test.ts's SERVERS is the list mockllama_variant_url runs a Python test through."""
+    servers = re.search(r"const SERVERS = \[(.*?)\];", (JS / "example.test.ts").read_text()).group(1)
+    assert re.findall(r'"([^"]+)"', servers) == variant_url_behaviours()
 
 
 def test_the_typescript_examples_typecheck():

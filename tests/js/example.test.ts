@@ -64,6 +64,30 @@ describe.each(["buggy", "fixed"])("against %s", (behaviour) => {
   });
 });
 
+// Every way a server reports a cut reply: llama-server's (buggy), the honest ones, and each other
+// server's truncation signals on the same recordings (docs/variants.md).
+const SERVERS = ["buggy", "fixed", "spec", "aimock", "inspect-ai", "localai", "ollama", "sglang", "vllm"];
+const SAYS_COMPLETED_WHEN_CUT = ["buggy", "localai", "ollama", "sglang"]; // the status alone fools a client
+
+describe.each(SERVERS)("a cut reply from %s", (behaviour) => {
+  const client = new OpenAI({ baseURL: `${mockllama}/${behaviour}/v1`, apiKey: "unused" });
+  const request = { model: "x", input: COUNT, temperature: 0 };
+
+  test("fools a client that trusts status === 'completed' only where the status lies", async () => {
+    const response = await client.responses.create({ ...request, max_output_tokens: 8 });
+    expect(response.status === "completed").toBe(SAYS_COMPLETED_WHEN_CUT.includes(behaviour));
+  });
+
+  test("never fools the truncation-safe client, whichever signal the server kept", async () => {
+    const [answer] = await askUntilComplete(client, request, [8]);
+    expect(answer.cutOff).toBe(true);
+    const kept = SAYS_COMPLETED_WHEN_CUT.includes(behaviour) ? "usage"
+      : behaviour === "inspect-ai" ? "incomplete_details" // status null, the reason given
+      : "status";
+    expect(answer.reason).toMatch(new RegExp(`^${kept}`));
+  });
+});
+
 test("the journal shows what a client sent and which recording answered", async () => {
   const { last_id } = await (await fetch(`${mockllama}/_mockllama/journal`)).json();
   const openai = createOpenAI({ baseURL: `${mockllama}/fixed/v1`, apiKey: "unused" });

@@ -1,9 +1,10 @@
 // A /v1/responses client on openai-node that notices cut-off replies, even from a server that says
 // "completed" (llama-server), retries with twice the limit, and never runs a cut tool call.
 // Cut off, by the first rule that fires:
-//   1. status === "incomplete": what a correct server says;
-//   2. usage.output_tokens >= max_output_tokens: the one sign llama-server keeps;
-//   3. a function_call whose arguments do not parse as JSON.
+//   1. status === "incomplete": what a correct server says (vLLM and aimock too);
+//   2. incomplete_details set, whatever the status says (inspect_ai sends status null with it);
+//   3. usage.output_tokens >= max_output_tokens: the one sign llama-server keeps (Ollama, LocalAI, SGLang too);
+//   4. a function_call whose arguments do not parse as JSON.
 import OpenAI from "openai";
 import type { Response, ResponseCreateParamsNonStreaming } from "openai/resources/responses/responses";
 
@@ -26,6 +27,9 @@ function parses(text: string): boolean {
 export function judge(response: Response, limit: number): Answer {
   const answer = (cutOff: boolean, reason: string) => ({ response, cutOff, reason, limit });
   if (response.status === "incomplete") return answer(true, "status is 'incomplete'");
+  if (response.incomplete_details) {
+    return answer(true, `incomplete_details gives the reason '${response.incomplete_details.reason}'`);
+  }
   if ((response.usage?.output_tokens ?? 0) >= limit) {
     return answer(true, `usage.output_tokens reached max_output_tokens=${limit}`);
   }
