@@ -7,7 +7,9 @@ nothing else. ``VARIANTS`` lists them; ``check`` names a server by them.
 ``llama_server`` is stock llama-server's own declaration: its behaviour is ``buggy``.
 """
 
-from mockllama.behaviours.variants import aimock, inspect_ai, llama_server, localai, ollama, sglang, vllm
+import json
+
+from mockllama.behaviours.variants import aimock, inspect_ai, llama_server, localai, ollama, sglang, signals, vllm
 
 VARIANTS = (
     llama_server.VARIANT,
@@ -27,3 +29,33 @@ REPLIES = {
     "inspect-ai": inspect_ai.inspect_ai,
     "aimock": aimock.aimock,
 }
+
+
+def _shown(value) -> str:
+    """A declared value as the docs table shows it: JSON, or what a marker means."""
+    if value is signals.ABSENT:
+        return "absent"
+    if value is signals.SET:
+        return "a time"
+    return f"`{json.dumps(value)}`"
+
+
+def markdown_table() -> str:
+    """What each variant behaviour writes on a reply cut at max_output_tokens (docs/variants.md)."""
+    rows = [
+        "| behaviour (URL prefix) | server | `status` | `incomplete_details` | `completed_at` | items: message, "
+        "function_call, reasoning | stream's terminal event (its response's `status`) | "
+        "`function_call_arguments.done` | source |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for variant in VARIANTS:
+        body, stream = variant.body.cut, variant.stream.cut
+        items = ", ".join(
+            _shown(body.items.get(kind, "as recorded")) for kind in ("message", "function_call", "reasoning")
+        )
+        rows.append(
+            f"| `/{variant.name}/v1` | {variant.server} | {_shown(body.status)} | {_shown(body.incomplete_details)} | "
+            f"{_shown(body.completed_at)} | {items} | `{variant.terminal.cut}` ({_shown(stream.status)}) | "
+            f"{variant.arguments_done} | {variant.citation} |"
+        )
+    return "\n".join(rows)
