@@ -11,12 +11,39 @@ import textwrap
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.replay import reply_for
+from mockllama.behaviours.variants import REPLIES, VARIANTS
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, reading_order
 from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
 ABSENT = "(absent)"
 LAST_EVENTS = 3
+# Side by side: llama-server's own reply and the honest ones. The other servers' variants are listed
+# after them, each in a line, with their citation (nine columns would not fit 80).
+SHOWN = [name for name in BEHAVIOURS if name not in REPLIES]
+
+
+def _variants(scenario: Scenario, responses: Interaction, stream: Interaction | None) -> list[dict]:
+    """Each other server's variant: what its reply's status and stream's terminal event say, and where that is from."""
+    told = []
+    for variant in VARIANTS:
+        if variant.name not in REPLIES:
+            continue  # stock llama-server's is buggy, shown side by side
+        status = json.loads(reply_for(variant.name, responses, scenario).body).get("status", ABSENT)
+        terminal = None
+        if stream is not None:
+            last = (reply_for(variant.name, stream, scenario).events or ())[-1:]
+            terminal = _event_summary(last[0]) if last else None
+        told.append(
+            {
+                "name": variant.name,
+                "server": variant.server,
+                "status": status if status == ABSENT else json.dumps(status),
+                "terminal": terminal,
+                "citation": variant.citation,
+            }
+        )
+    return told
 
 
 def _shown(value) -> str:
@@ -169,10 +196,10 @@ def story(scenario: Scenario) -> dict:
             "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour.",
         }
     stream = scenario.find("POST", RESPONSES_PATH, True)
-    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in BEHAVIOURS}
+    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in SHOWN}
     last_events = {}
     if stream is not None:
-        for behaviour in BEHAVIOURS:
+        for behaviour in SHOWN:
             events = reply_for(behaviour, stream, scenario).events or ()
             last_events[behaviour] = [_event_summary(event) for event in events[-LAST_EVENTS:]]
     decision = verdict(scenario, responses)
@@ -189,6 +216,7 @@ def story(scenario: Scenario) -> dict:
         "last_events": last_events,
         "advice": _advice(scenario, responses, decision.cut),
         "javascript_advice": _javascript_advice(responses, decision.cut),
+        "variants": _variants(scenario, responses, stream),
         "turns": [_turn(scenario, number) for number in range(1, scenario.turns + 1)],
     }
 
@@ -213,7 +241,7 @@ def _turn(scenario: Scenario, number: int) -> dict:
     items = request.get("input") if isinstance(request, dict) else None
     kinds = [item.get("type", "message") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
     carries = ", ".join(f"{kinds.count(kind)} {kind}" for kind in dict.fromkeys(kinds)) or "a string input"
-    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in BEHAVIOURS}
+    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in SHOWN}
     return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
 
 
@@ -302,6 +330,12 @@ def render(told: dict) -> list[str]:
         for behaviour, events in told["last_events"].items():
             for number, event in enumerate(events):
                 lines.append(f"  {behaviour if number == 0 else '':{width}}{printable(event)}")
+    if told["variants"]:
+        lines += ["", "other servers' variants (served at /NAME/v1; mockllama check names yours)"]
+        for variant in told["variants"]:
+            said = f"body {variant['status']}" + (f", stream {variant['terminal']}" if variant["terminal"] else "")
+            lines += _wrap(f"  {variant['name']:<12}", printable(said))
+            lines += _wrap(" " * 14, printable(f"{variant['server']}: {variant['citation']}"))
     lines += ["", *_wrap("client:  ", printable(told["advice"]))]
     lines += _wrap("js:      ", printable(told["javascript_advice"]))
     if len(told["turns"]) > 1:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import mockllama
 from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.behaviours.variants import REPLIES, VARIANTS
 from support.browserkit import chromium, headless
 from support.httpkit import call
 from support.recordings import catalogued_names
@@ -33,6 +34,16 @@ def test_explain_shows_both_statuses_and_the_twin(server):
     assert "response.completed (status=completed)" in out and "response.incomplete (status=incomplete)" in out
     assert "client:" in out
     assert "js:      The AI SDK's finishReason says 'stop' on llama-server" in out
+
+
+def test_explain_lists_each_other_server_s_variant_with_its_citation():
+    out = _explain("text-cut-8").stdout
+    listed = out[out.index("other servers' variants") : out.index("client:")]
+    for variant in VARIANTS:
+        if variant.name in REPLIES:  # stock llama-server's is buggy, a column of its own
+            assert f"  {variant.name} " in listed and f"{variant.server}: {variant.citation}" in listed
+    assert 'vllm        body "incomplete", stream response.completed (status=incomplete)' in listed
+    assert "inspect-ai  body null, stream response.completed (status=completed)" in listed
 
 
 def test_explain_fits_80_columns_without_colour_when_piped():
@@ -63,7 +74,12 @@ def test_page_and_its_data_are_served(server):
     rows = {row["field"]: row for row in stories[0]["rows"]}
     shown = {behaviour: rows["status"]["values"][behaviour] for behaviour in ("buggy", "fixed", "spec")}
     assert shown == {"buggy": '"completed"', "fixed": '"incomplete"', "spec": '"incomplete"'}
-    assert list(rows["status"]["values"]) == list(BEHAVIOURS)  # a column for each
+    # a column for each but the other servers' variants, listed apart with their citations
+    assert list(rows["status"]["values"]) == [b for b in BEHAVIOURS if b not in REPLIES]
+    variants = {v["name"]: v for v in stories[0]["variants"]}
+    assert sorted(variants) == sorted(REPLIES)
+    assert variants["ollama"]["citation"] == "ollama/ollama PR 17239, open"
+    assert variants["ollama"]["status"] == '"completed"' and variants["vllm"]["status"] == '"incomplete"'
     assert rows["status"]["differs"] and not rows["usage.output_tokens"]["differs"]
 
 
@@ -95,6 +111,7 @@ def test_page_renders_in_headless_chromium(server, tmp_path):
         r'<pre class="body fixed"[^>]*>.*<span class="changed">\s*"status": "incomplete",</span>', section, re.S
     )
     assert "mockllama check " + server.url + "/buggy" in dom
+    assert '<code>/vllm/v1</code> vLLM: body status <code>"incomplete"</code>' in section
     screenshot = tmp_path / "teaching-page.png"
     result = headless(
         browser, tmp_path / "profile-shot", "--window-size=1400,1800", f"--screenshot={screenshot}", server.url + "/"

@@ -99,9 +99,19 @@ function responsesSection(story) {
         eventsList("buggy", events.buggy, events.fixed)),
       el("div", {}, el("h3", {}, "stream, last events: ", el("span", { class: "label-fixed" }, "fixed")),
         eventsList("fixed", events.fixed, events.buggy))) : null,
+    variantsList(story),
     el("p", { class: "advice" }, el("b", {}, "What a client should check: "), story.advice),
     el("p", { class: "advice javascript" }, el("b", {}, "In JavaScript: "), story.javascript_advice),
   ];
+}
+
+function variantsList(story) {
+  if (!story.variants.length) return null;
+  const items = story.variants.map((v) => el("li", {}, el("code", {}, `/${v.name}/v1`), ` ${v.server}: body status `,
+    el("code", {}, v.status), v.terminal ? ", stream " : "", v.terminal ? el("code", {}, v.terminal) : null,
+    ` (${v.citation})`));
+  return el("details", { class: "variants" },
+    el("summary", {}, "Other servers' variants: the same reply with their truncation signals"), el("ul", {}, ...items));
 }
 
 function tagFor(story) {
