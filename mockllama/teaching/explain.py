@@ -18,9 +18,13 @@ from mockllama.wire.terminal import printable
 
 ABSENT = "(absent)"
 LAST_EVENTS = 3
-# Side by side: llama-server's own reply and the honest ones. The other servers' variants are listed
-# after them, each in a line, with their citation (nine columns would not fit 80).
-SHOWN = [name for name in BEHAVIOURS if name not in REPLIES]
+
+
+def shown_behaviours() -> list[str]:
+    """The behaviours side by side: llama-server's own reply, the honest ones and any other that is no
+    server's variant. The variants are listed after them, each in a line with its citation (nine
+    columns would not fit 80)."""
+    return [name for name in BEHAVIOURS if name not in REPLIES]
 
 
 def _variants(scenario: Scenario, responses: Interaction, stream: Interaction | None) -> list[dict]:
@@ -196,10 +200,10 @@ def story(scenario: Scenario) -> dict:
             "note": "Not a /v1/responses reply: replayed exactly as recorded in every behaviour.",
         }
     stream = scenario.find("POST", RESPONSES_PATH, True)
-    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in SHOWN}
+    bodies = {b: json.loads(reply_for(b, responses, scenario).body) for b in shown_behaviours()}
     last_events = {}
     if stream is not None:
-        for behaviour in SHOWN:
+        for behaviour in shown_behaviours():
             events = reply_for(behaviour, stream, scenario).events or ()
             last_events[behaviour] = [_event_summary(event) for event in events[-LAST_EVENTS:]]
     decision = verdict(scenario, responses)
@@ -241,7 +245,7 @@ def _turn(scenario: Scenario, number: int) -> dict:
     items = request.get("input") if isinstance(request, dict) else None
     kinds = [item.get("type", "message") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
     carries = ", ".join(f"{kinds.count(kind)} {kind}" for kind in dict.fromkeys(kinds)) or "a string input"
-    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in SHOWN}
+    statuses = {b: json.loads(reply_for(b, responses, scenario).body).get("status") for b in shown_behaviours()}
     return {"turn": number, "carries": carries, "statuses": statuses, "output": _output_summary(responses.body_json)}
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import mockllama
 from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.variants import REPLIES, VARIANTS
+from mockllama.teaching import explain
 from support.browserkit import chromium, headless
 from support.httpkit import call
 from support.recordings import catalogued_names
@@ -75,7 +76,7 @@ def test_page_and_its_data_are_served(server):
     shown = {behaviour: rows["status"]["values"][behaviour] for behaviour in ("buggy", "fixed", "spec")}
     assert shown == {"buggy": '"completed"', "fixed": '"incomplete"', "spec": '"incomplete"'}
     # a column for each but the other servers' variants, listed apart with their citations
-    assert list(rows["status"]["values"]) == [b for b in BEHAVIOURS if b not in REPLIES]
+    assert list(rows["status"]["values"]) == [b for b in BEHAVIOURS if b not in REPLIES] == explain.shown_behaviours()
     variants = {v["name"]: v for v in stories[0]["variants"]}
     assert sorted(variants) == sorted(REPLIES)
     assert variants["ollama"]["citation"] == "ollama/ollama PR 17239, open"
