@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllama.pytest_plugin import variant_url_behaviours
+from mockllama.pytest_plugin.session import variant_url_behaviours
 from mockllama.teaching import explain, matrix
 from mockllama.wire.routes import RESPONSES_PATH
 from support import ROOT

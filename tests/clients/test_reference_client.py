@@ -11,7 +11,7 @@ import sys
 import openai
 import pytest
 
-from mockllama.pytest_plugin import variant_url_behaviours
+from mockllama.pytest_plugin.session import variant_url_behaviours
 from support import ROOT
 from support.recordings import SCENARIOS, chosen
 
