@@ -49,13 +49,13 @@ def markdown_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for variant in VARIANTS:
-        body, stream = variant.body.cut, variant.stream.cut
+        body, stream = variant.body.when(True), variant.stream.when(True)  # the cut reply's Ending
         items = ", ".join(
             _shown(body.items.get(kind, "as recorded")) for kind in ("message", "function_call", "reasoning")
         )
         rows.append(
             f"| `/{variant.name}/v1` | {variant.server} | {_shown(body.status)} | {_shown(body.incomplete_details)} | "
-            f"{_shown(body.completed_at)} | {items} | `{variant.terminal.cut}` ({_shown(stream.status)}) | "
+            f"{_shown(body.completed_at)} | {items} | `{variant.terminal.when(True)}` ({_shown(stream.status)}) | "
             f"{variant.arguments_done} | {variant.citation} |"
         )
     return "\n".join(rows)
