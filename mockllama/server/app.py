@@ -577,7 +577,7 @@ def create_replay_app(
     with blame("fallback"):
         matcher = Matcher(scenarios, options.fallback, options.setup)
     app[SETTINGS] = Settings.of(options, scenarios, matcher)
-    journal = app[JOURNAL] = Journal(options.journal_size)
+    journal = app[JOURNAL] = Journal(options.journal_size, options.journal_body_bytes, options.journal_bytes)
     with blame("faults"):
         app[FAULT_PLAN] = FaultPlan.build(scenarios, dict(options.faults))
     app[OUTGOING_STEPS] = outgoing_steps(app[SETTINGS], app[FAULT_PLAN])

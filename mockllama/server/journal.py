@@ -8,11 +8,17 @@ read from the finished reply and its ``X-Mockllama-*`` headers. Replays and erro
 both journalled; the journal's own route and the teaching page are not.
 
 Memory is bounded: a ring of the last ``size`` entries (``serve --journal-size``, default
-1000; 0 switches journalling off). The server may run on another thread than the test reading
-the journal (the pytest plugin). Only the server's event loop writes entries, and it takes no
-lock to: each entry's number comes from ``next()`` on a counter and goes into the ring with one
-``append``, each atomic under the GIL, and the last number is published after its entry, so a
-reader on another thread never sees a number whose entry is not in the ring yet.
+1000; 0 switches journalling off); each request body kept up to ``body_cap`` bytes
+(``--journal-body-bytes``, 256 KiB, so a coding agent's whole request fits), and all the bodies
+kept together up to ``body_budget`` bytes (``--journal-bytes``, 32 MiB): past it, the oldest
+entries lose their bodies first and keep the rest, flagged ``body_dropped``.
+
+The server may run on another thread than the test reading the journal (the pytest plugin). Only
+the server's event loop writes entries, and it takes no lock to: each entry's number comes from
+``next()`` on a counter and goes into the ring with one ``append``, each atomic under the GIL, and
+the last number is published after its entry, so a reader on another thread never sees a number
+whose entry is not in the ring yet. Letting a body go replaces its entry in the ring, which a
+reader's copy notices (``_copy``) and takes again.
 
 Journalling is on every request's path, so it only keeps what it sees there, in a plain tuple
 (the reply's headers object included, not read); the ``Entry`` is built when someone reads it.
@@ -21,6 +27,7 @@ Journalling is on every request's path, so it only keeps what it sees there, in 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import time
@@ -33,7 +40,12 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from mockllama.wire.errors import RequestError
 
 DEFAULT_JOURNAL_SIZE = 1000
-BODY_CAP = 16 * 1024  # request body bytes kept per entry; larger bodies are cut and flagged
+# Request body bytes kept per entry; larger bodies are cut and flagged. A coding agent's first
+# request (its system prompt and every tool's schema) is tens of KiB.
+DEFAULT_BODY_CAP = 256 * 1024
+# Body bytes kept by the whole ring: what bounds its memory, since 1000 bodies at the cap would
+# hold 256 MiB. Past it, the oldest entries lose their bodies.
+DEFAULT_BODY_BUDGET = 32 * 1024 * 1024
 
 # aiohttp >= 3.12 wants typed keys for request storage; older versions take a plain string.
 _RequestKey = getattr(web, "RequestKey", None)
@@ -72,7 +84,9 @@ def trace_of(request: web.Request) -> Trace:
 @dataclass(frozen=True)
 class Entry:
     """One answered request. ``body`` is the request body parsed as JSON (a string when it is not
-    JSON, None when there was none); ``body_truncated`` says it was cut at ``BODY_CAP`` bytes."""
+    JSON, None when there was none); ``body_truncated`` says it was cut at the journal's per-body
+    cap, ``body_dropped`` that it was let go, with the oldest, to keep all the bodies within the
+    journal's budget (``body`` is then None)."""
 
     id: int
     time: float  # seconds since the epoch, when the request arrived
@@ -91,6 +105,7 @@ class Entry:
     raw_body: bytes | None
     body_truncated: bool
     error: str | None  # the error message of an error reply
+    body_dropped: bool = False
 
     @property
     def body(self):
@@ -111,13 +126,21 @@ class Entry:
 
 class Journal:
     """A ring of the last ``size`` entries, numbered from 1 in arrival order, written by one thread
-    (the server's event loop) and read from any."""
+    (the server's event loop) and read from any. Each body is kept up to ``body_cap`` bytes, and
+    the bodies together up to ``body_budget``: the oldest lose theirs first."""
 
-    def __init__(self, size: int = DEFAULT_JOURNAL_SIZE):
+    def __init__(
+        self, size: int = DEFAULT_JOURNAL_SIZE, body_cap: int = DEFAULT_BODY_CAP, body_budget: int = DEFAULT_BODY_BUDGET
+    ):
         if size < 0:
             raise ValueError(f"the journal size must be 0 (off) or more, not {size}")
-        self.size = size
+        if not 0 <= body_cap <= body_budget:
+            raise ValueError(f"a body cap of {body_cap} bytes does not fit a budget of {body_budget} bytes")
+        self.size, self.body_cap, self.body_budget = size, body_cap, body_budget
         self._seen: deque[tuple] = deque(maxlen=size or None)  # (id, Entry or what keep saw, for _entry)
+        # (id, bytes) of each entry in the ring that still holds a body, oldest first, and their sum
+        self._bodies: deque[tuple[int, int]] = deque()
+        self._body_bytes = 0
         self._ids = itertools.count(1)
         self._last_id = 0  # set only once its entry is in the ring
 
@@ -142,7 +165,10 @@ class Journal:
         read or built yet (``_entry`` does that when the journal is read). No lock (see the
         module's docstring). One method, not a function that calls one: it runs on every request."""
         raw, status, bytes_sent, headers = trace.raw, response.status, trace.bytes_sent, trace.headers
-        truncated = raw is not None and len(raw) > BODY_CAP
+        cap = self.body_cap
+        truncated = False
+        if raw is not None and len(raw) > cap:
+            raw, truncated = raw[:cap], True
         number = next(self._ids)
         self._seen.append(
             (
@@ -157,13 +183,32 @@ class Journal:
                     status,
                     True if bytes_sent is None else bool(trace.finished),
                     _body_length(response) if bytes_sent is None else bytes_sent,
-                    raw[:BODY_CAP] if truncated and raw is not None else raw,
+                    raw,
                     truncated,
                     None if status < 400 else _error_message(response),
+                    False,
                 ),
             )
         )
+        if raw:
+            self._bodies.append((number, len(raw)))
+            self._body_bytes += len(raw)
+        if self._body_bytes > self.body_budget or (self._bodies and self._bodies[0][0] <= number - len(self._seen)):
+            self._let_bodies_go(number)
         self._last_id = number
+
+    def _let_bodies_go(self, newest: int) -> None:
+        """Forget the bodies of entries the ring no longer holds, then drop the oldest entries'
+        bodies until the rest fit the budget; their entries stay, flagged ``body_dropped``."""
+        bodies, ring = self._bodies, self._seen
+        first = newest - len(ring) + 1  # ids in the ring run on from the oldest, without gaps
+        while bodies and (bodies[0][0] < first or self._body_bytes > self.body_budget):
+            number, size = bodies.popleft()
+            self._body_bytes -= size
+            if number >= first:
+                index = number - first
+                seen = ring[index][1]
+                ring[index] = (number, _without_body(seen))
 
     def entries(self, scenario: str | None = None, since: int = 0) -> list[Entry]:
         """In order; only those after entry ``since``, and only one scenario's, when asked."""
@@ -180,6 +225,8 @@ class Journal:
     def clear(self) -> None:
         """Forget every entry; numbering goes on, so an earlier ``since`` stays meaningful."""
         self._seen.clear()
+        self._bodies.clear()
+        self._body_bytes = 0
 
     def _copy(self) -> list[tuple]:
         while True:
@@ -208,10 +255,17 @@ def _body_length(response: web.StreamResponse) -> int:
     return len(body) if isinstance(body, (bytes, bytearray)) else 0
 
 
+def _without_body(seen: tuple | Entry) -> tuple | Entry:
+    """What ``keep`` (or ``add``) kept, its body let go."""
+    if isinstance(seen, Entry):
+        return dataclasses.replace(seen, raw_body=None, body_dropped=True)
+    return (*seen[:9], None, seen[10], seen[11], True)
+
+
 def _entry(number: int, seen: tuple) -> Entry:
     """The Entry for what ``Journal.keep`` kept. The reply's headers are final by now: aiohttp
     only adds its own (Date, Content-Length) when it sends them."""
-    started, ended, method, path, headers, turn, status, finished, bytes_sent, raw, truncated, error = seen
+    started, ended, method, path, headers, turn, status, finished, bytes_sent, raw, truncated, error, dropped = seen
     scenario = headers.get("X-Mockllama-Scenario", "none")
     return Entry(
         id=number,
@@ -231,6 +285,7 @@ def _entry(number: int, seen: tuple) -> Entry:
         raw_body=raw,
         body_truncated=truncated,
         error=error,
+        body_dropped=dropped,
     )
 
 

@@ -23,7 +23,7 @@ from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown
 from mockllama.recordings.cassettes import RECORDING_SETS
 from mockllama.server.cors import check_origin
 from mockllama.server.faults import usage as fault_usage
-from mockllama.server.journal import DEFAULT_JOURNAL_SIZE
+from mockllama.server.journal import DEFAULT_BODY_BUDGET, DEFAULT_BODY_CAP, DEFAULT_JOURNAL_SIZE
 from mockllama.server.pacing import parse_pace
 
 DEFAULT_HOST = "127.0.0.1"
@@ -303,6 +303,26 @@ class ReplayOptions:
             parse=whole(0),
         ),
     )
+    journal_body_bytes: int = field(
+        default=DEFAULT_BODY_CAP,
+        metadata=option(
+            "--journal-body-bytes",
+            "Keep up to N bytes of each request body in the journal; a longer one is cut there and flagged "
+            "body_truncated. The default holds a coding agent's whole request.",
+            metavar="N",
+            parse=whole(0),
+        ),
+    )
+    journal_bytes: int = field(
+        default=DEFAULT_BODY_BUDGET,
+        metadata=option(
+            "--journal-bytes",
+            "Keep up to N bytes of request bodies in the whole journal; past it the oldest entries lose "
+            "their bodies first (flagged body_dropped) and keep the rest.",
+            metavar="N",
+            parse=whole(0),
+        ),
+    )
     faults: tuple[tuple[str, str], ...] = field(  # (scenario or "*", fault); a {scenario: fault} dict is taken too
         default=(),
         metadata=option(
@@ -355,6 +375,13 @@ class ReplayOptions:
         object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts))
         if self.behaviour not in BEHAVIOURS:
             raise OptionError("behaviour", unknown_behaviour(self.behaviour))
+        if self.journal_body_bytes > self.journal_bytes:
+            raise OptionError(
+                "journal_body_bytes",
+                f"{self.journal_body_bytes} bytes of one body do not fit within the {self.journal_bytes} kept for "
+                "all the bodies: raise {needs}, or lower this",
+                needs="journal_bytes",
+            )
 
 
 # --- the docs: the options tables, made from the declarations ---

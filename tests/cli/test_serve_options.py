@@ -120,6 +120,16 @@ def test_the_same_check_refuses_the_options_made_in_code():
     assert ServeOptions(record_mode="none").record_mode.value == "none"  # replay only: nothing to record
 
 
+def test_a_journal_body_cap_past_the_journals_bytes_is_refused_and_names_both():
+    result = CliRunner().invoke(main, ["serve", "--journal-body-bytes", "300", "--journal-bytes", "200"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--journal-body-bytes'" in result.output and "raise --journal-bytes N" in result.output
+    with pytest.raises(OptionError) as refused:
+        ServeOptions(journal_body_bytes=300, journal_bytes=200)
+    assert refused.value.field == "journal_body_bytes" and refused.value.needs == "journal_bytes"
+    assert ServeOptions(journal_body_bytes=200, journal_bytes=200).journal_bytes == 200
+
+
 def test_a_fault_for_a_scenario_not_loaded_is_refused_as_the_faults_option():
     result = CliRunner().invoke(main, ["serve", "--fault", "no-such-scenario", "disconnect=1"])
     assert result.exit_code == 2

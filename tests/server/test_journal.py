@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
-from mockllama.server.journal import BODY_CAP, Journal, Trace
+from mockllama.server.journal import DEFAULT_BODY_CAP, Journal, Trace
 from support.httpkit import call, post_json
 
 JOURNAL = "/_mockllama/journal"
@@ -135,11 +135,64 @@ def test_size_zero_journals_nothing(start_server):
 
 
 def test_large_bodies_are_capped_and_flagged(fresh):
-    big = {"model": "text-cut-8", "input": "y" * (BODY_CAP * 2)}
+    big = {"model": "text-cut-8", "input": "y" * (DEFAULT_BODY_CAP * 2)}
     post_json(fresh.url, "/v1/responses", big)
     entry = read_journal(fresh.url)["entries"][0]
-    assert entry["body_truncated"] is True and entry["status"] == 200
-    assert isinstance(entry["body"], str) and len(entry["body"].encode()) == BODY_CAP
+    assert entry["body_truncated"] is True and entry["status"] == 200 and entry["body_dropped"] is False
+    assert isinstance(entry["body"], str) and len(entry["body"].encode()) == DEFAULT_BODY_CAP
+
+
+def test_a_coding_agents_20_kb_request_is_kept_whole(fresh):
+    """Codex's first request is about 20 KB: its instructions and every tool's schema."""
+    tools = [
+        {"type": "function", "name": f"tool_{n}", "description": "d" * 400, "parameters": {"type": "object"}}
+        for n in range(45)
+    ]
+    sent = {"model": "text-cut-8", "input": "Count from 1 to 200, separated by spaces.", "tools": tools}
+    assert 20_000 < len(json.dumps(sent)) < 25_000
+    post_json(fresh.url, "/v1/responses", sent)
+    entry = read_journal(fresh.url)["entries"][0]
+    assert entry["body"] == sent and entry["body_truncated"] is False and entry["body_dropped"] is False
+
+
+def test_the_bodies_together_stay_within_the_budget_the_oldest_let_go_first(start_server):
+    server = start_server(journal_size=100, journal_body_bytes=30_000, journal_bytes=100_000)
+    for index in range(20):  # 20 bodies of 24 KB: 480 KB, nearly five times the budget
+        post_json(server.url, "/v1/responses", {"model": "text-cut-8", "input": f"{index:02} " + "z" * 24_000})
+    entries = read_journal(server.url)["entries"]
+    assert [e["id"] for e in entries] == list(range(1, 21))  # every entry kept
+    kept = [e for e in entries if not e["body_dropped"]]
+    assert [e["id"] for e in kept] == [17, 18, 19, 20]  # the newest bodies that fit
+    assert sum(len(json.dumps(e["body"])) for e in kept) <= 100_000
+    for entry in entries[:16]:
+        assert entry["body"] is None and entry["status"] == 200 and entry["scenario"] == "text-cut-8"
+    assert [e["body"]["input"][:2] for e in kept] == ["16", "17", "18", "19"]
+
+
+def test_bodies_the_ring_has_let_go_leave_its_count_of_body_bytes():
+    """A ring of 3 holds at most 3 bodies: those of entries gone from it are counted no more."""
+    journal = Journal(3, body_cap=100, body_budget=10_000)
+    for index in range(10):
+        trace = Trace()
+        trace.raw = b"x" * 100
+        journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), trace)
+    assert [(e.id, e.body_dropped, len(e.raw_body)) for e in journal.entries()] == [
+        (8, False, 100),
+        (9, False, 100),
+        (10, False, 100),
+    ]
+    assert (journal._body_bytes, len(journal._bodies)) == (300, 3)
+
+
+def test_a_cleared_journal_starts_its_budget_afresh():
+    journal = Journal(10, body_cap=100, body_budget=250)
+    for _ in range(2):
+        for index in range(3):
+            trace = Trace()
+            trace.raw = b"x" * 100
+            journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), trace)
+        assert [e.body_dropped for e in journal.entries()] == [True, False, False]
+        journal.clear()
 
 
 def test_a_client_that_goes_away_mid_stream_is_journalled_as_unfinished(start_server):

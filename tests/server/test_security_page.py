@@ -213,12 +213,14 @@ def _nesting(s):
 
 
 def _journal(s):
-    assert DEFAULTS.journal_size == 1000 and journal.BODY_CAP == 16 * 1024
-    server = s("journal", journal_size=2)
-    for n in range(3):
+    assert DEFAULTS.journal_size == 1000 and DEFAULTS.journal_body_bytes == journal.DEFAULT_BODY_CAP == 256 * 1024
+    assert DEFAULTS.journal_bytes == journal.DEFAULT_BODY_BUDGET == 32 * 1024 * 1024
+    server = s("journal", journal_size=3, journal_body_bytes=16_000, journal_bytes=40_000)
+    for n in range(4):
         _post(server, json.dumps({"model": "x", "input": str(n) * 20_000}).encode())
     entries = json.loads(call(server.url, "GET", "/_mockllama/journal")[2])["entries"]
-    assert [e["id"] for e in entries] == [2, 3] and all(e["body_truncated"] for e in entries)
+    assert [e["id"] for e in entries] == [2, 3, 4] and all(e["body_truncated"] for e in entries)
+    assert [e["body_dropped"] for e in entries] == [True, False, False]
 
 
 def _request_head(s):
@@ -255,7 +257,7 @@ LIMITS: dict[str, tuple[tuple[str, ...], Callable]] = {
         ),
         lambda _: None,
     ),
-    "journal": (("`--journal-size N`", "(1000;", "16 KiB"), _journal),
+    "journal": (("`--journal-size N`", "(1000;", "256 KiB", "`--journal-bytes` (32 MiB)"), _journal),
     "request head": (("8190 bytes a line", "128 headers"), _request_head),
     "a fault's number (`stall=MS`, `disconnect=N`, ...)": (("0 to 999999999",), _fault_number),
     "open files": (("soft limit raised to the hard limit",), _open_files),
