@@ -138,11 +138,22 @@ def log(env: dict) -> list[str]:
 
 CONTAINER_TOOLS = ("podman", "mmdebstrap", "runc", "slirp4netns")
 EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS)
-TIERS_OFF = {"MOCKLLAMA_LIVE": "0", "MOCKLLAMA_BROWSER": "0", "MOCKLLAMA_BENCH": "0", "MOCKLLAMA_CONTAINER": "0"}
+TIERS_OFF = {
+    "MOCKLLAMA_LIVE": "0",
+    "MOCKLLAMA_BROWSER": "0",
+    "MOCKLLAMA_BENCH": "0",
+    "MOCKLLAMA_CONTAINER": "0",
+    "MOCKLLAMA_CLIENTS": "0",
+}
+EVERY_TIER = [
+    "python -m pip install .[test,docs,clients]",
+    "python -m benchmarks --install-peers",
+]
 
 
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
-    """.ci/run unsets every tier switch (MOCKLLAMA_LIVE, _BROWSER, _BENCH, _CONTAINER), then runs scripts/test."""
+    """.ci/run unsets every tier switch (MOCKLLAMA_LIVE, _BROWSER, _BENCH, _CONTAINER, _CLIENTS), then runs
+    scripts/test."""
     env = machine(tmp_path, root=True, have=EVERYTHING)
     env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), **TIERS_OFF})
     result = subprocess.run(
@@ -153,8 +164,7 @@ def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
     assert log(env) == [
         f"python -m venv --clear {tmp_path / 'venv'}",
         "python -m pip install --quiet --upgrade pip",
-        "python -m pip install .[test,docs]",
-        "python -m benchmarks --install-peers",
+        *EVERY_TIER,
         "python -m pytest",
     ]
 
@@ -169,11 +179,7 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    assert log(env) == [
-        "python -m pip install .[test,docs]",
-        "python -m benchmarks --install-peers",
-        "python -m pytest -q tests/x.py",
-    ]
+    assert log(env) == [*EVERY_TIER, "python -m pytest -q tests/x.py"]
 
 
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
@@ -186,7 +192,7 @@ def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_run
     assert log(env)[:3] == [
         "apt-get update -qq",
         "apt-get install -y -qq chromium wrk",
-        "python -m pip install .[test,docs]",
+        "python -m pip install .[test,docs,clients]",
     ]
     assert log(env)[-1] == "python -m pytest"
 
@@ -244,6 +250,20 @@ def test_it_installs_the_typescript_clients_when_their_lockfile_is_there(tmp_pat
     assert log(env) == ["python -m pip install .[test,docs]", "npm ci --prefix tests/js", "python -m pytest"]
 
 
+def test_with_only_the_client_tier_switched_off_it_installs_no_client(tmp_path):
+    env = machine(tmp_path, root=False, have=EVERYTHING)
+    env["MOCKLLAMA_CLIENTS"] = "0"
+    result = subprocess.run(
+        [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert log(env) == [
+        "python -m pip install .[test,docs]",
+        "python -m benchmarks --install-peers",
+        "python -m pytest",
+    ]
+
+
 def test_the_test_command_says_what_it_does():
     result = subprocess.run([str(ROOT / "scripts" / "test"), "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
@@ -252,9 +272,11 @@ def test_the_test_command_says_what_it_does():
         "MOCKLLAMA_BROWSER=0",
         "MOCKLLAMA_BENCH=0",
         "MOCKLLAMA_CONTAINER=0",
+        "MOCKLLAMA_CLIENTS=0",
         "--install-peers",
         "npm ci --prefix tests/js",
-        'pip install ".[test,docs]"',
+        'pip install ".[test,docs,clients]"',
+        '".[test,docs]" without it',
         "node --version",
     ):
         assert promise in result.stdout, promise

@@ -1,0 +1,224 @@
+"""Python clients, unmodified and unselected, against `mockllama serve`: the matrix of
+docs/python-clients.md made afresh and compared, and what it shows held true.
+
+The clients are pinned in the `clients` extra (scripts/test installs it) and, for llama-index, the
+`clients-llamaindex` extra, whose virtualenv tests/support/python_clients.py makes and keeps.
+MOCKLLAMA_CLIENTS=0 switches this tier off; switched on, a missing client fails it, never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from importlib import metadata
+
+import pytest
+
+from mockllama.behaviours.registry import BEHAVIOURS
+from support import python_clients
+from support.python_clients import PAGE, WRITE, pins, render, serving, table_in
+
+CUT = "cut text"
+TOOL = "tool request"
+CUT_CALL = "cut call, chosen"
+PARSING_CALL = "cut call whose arguments parse, chosen"
+FINISHED = "finished"
+
+
+def _name_and_version(pin: str) -> tuple[str, str]:
+    name, version = re.sub(r"\[.*\]", "", pin).split("==")
+    return name, version
+
+
+@pytest.fixture(scope="module")
+def lines():
+    if os.environ.get("MOCKLLAMA_CLIENTS") == "0":
+        pytest.skip("MOCKLLAMA_CLIENTS=0: the Python client matrix is switched off")
+    for pin in pins("clients"):
+        name, version = _name_and_version(pin)
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed = None
+        if installed != version:
+            pytest.fail(f'{name} {version} is needed, not {installed}: pip install ".[clients]"; scripts/test does')
+    with serving() as url:
+        return python_clients.observe(url)
+
+
+@pytest.fixture(scope="module")
+def seen(lines):
+    """(client, call, kind, behaviour) -> the line."""
+    return {(x["client"], x["call"], x["kind"], x["behaviour"]): x for x in lines if "call" in x}
+
+
+def outcomes(seen, client: str, call: str, kind: str) -> dict[str, dict]:
+    """behaviour -> the line, for one client's call (named by its start) and kind."""
+    found = {b: x for (c, name, k, b), x in seen.items() if c == client and name.startswith(call) and k == kind}
+    assert sorted(found) == sorted(BEHAVIOURS), (client, call, kind, sorted(found))
+    return found
+
+
+def scenarios(line) -> list:
+    return [(status, scenario, selected_by) for status, scenario, selected_by in line["reached"]]
+
+
+def test_the_page_matrix_matches_a_fresh_run(lines):
+    assert table_in(PAGE.read_text()) == render(lines), f"run: {WRITE}"
+
+
+def test_the_matrix_names_the_pinned_versions(lines):
+    pinned = {extra: dict(_name_and_version(pin) for pin in pins(extra)) for extra in ("clients", "clients-llamaindex")}
+    named = [line for line in lines if "versions" in line]
+    assert len(named) == len(python_clients.CLIENTS)
+    for line in named:
+        extra = "clients-llamaindex" if line["client"] == "llama-index" else "clients"
+        for name, version in line["versions"].items():
+            assert pinned[extra][name] == version, (line["client"], name)
+
+
+def test_the_page_holds_no_ids_addresses_or_timings():
+    table = table_in(PAGE.read_text())
+    for leak in (r"\b(resp|msg|fc|call|toolu|chatcmpl)_[A-Za-z0-9]{8,}", r"0x[0-9a-f]{6,}", r"\d+\.\d+ ?m?s\b"):
+        assert not re.search(leak, table), leak
+
+
+def test_every_call_is_run_in_every_behaviour(seen):
+    calls = {(c, name, k) for c, name, k, _ in seen}
+    assert len(calls) > 100
+    for client, call, kind in calls:
+        outcomes(seen, client, call, kind)
+
+
+def test_each_clients_own_text_request_reaches_a_cut_text_recording_unselected(seen):
+    for (client, call, kind, behaviour), line in seen.items():
+        if kind == CUT:
+            ((status, scenario, selected_by),) = scenarios(line)
+            assert (status, selected_by) == (200, "match"), (client, call, behaviour, line["reached"])
+            assert re.fullmatch(r"(text|messages)-cut-\d+.*", scenario), (client, call, scenario)
+
+
+def test_each_clients_own_tool_request_is_answered_by_a_recording_made_from_a_request_like_it(seen):
+    for (client, call, kind, behaviour), line in seen.items():
+        if kind == TOOL:
+            assert [status for status, _, _ in scenarios(line)][:1] == [200], (client, call, behaviour, line)
+            assert scenarios(line)[0][2] == "match"
+
+
+def test_a_chosen_cut_call_is_reached_by_name(seen):
+    for (_, _, kind, _), line in seen.items():
+        if kind in (CUT_CALL, PARSING_CALL):
+            first = scenarios(line)[0]
+            assert first[0] == 200 and first[1] in ("tool-cut-20", "tool-cut-30", "messages-tool-forced-cut-20"), line
+            assert first[2] in ("model", "header"), line
+
+
+@pytest.mark.parametrize(
+    ("client", "call", "field"),
+    [
+        ("openai", "`responses.create`", "`status` "),
+        ("LangChain", "`invoke`, `use_responses_api=True`", "`response_metadata['status']` "),
+        ("LangChain", "`stream`, `use_responses_api=True`", "`response_metadata['status']` "),
+        ("litellm", "`responses`", "`status` "),
+        ("llama-index", "`OpenAIResponses.chat`", "`raw.status` "),
+        ("haystack", "`OpenAIResponsesChatGenerator.run`", "`meta['status']` "),
+    ],
+)
+def test_a_responses_status_says_completed_for_a_cut_reply_only_on_llama_server(seen, client, call, field):
+    for behaviour, line in outcomes(seen, client, call, CUT).items():
+        said = "completed" if behaviour == "buggy" else "incomplete"
+        assert line["says"].startswith(field + said), (behaviour, line["says"])
+    for line in outcomes(seen, client, call, FINISHED).values():
+        assert line["says"].startswith(field + "completed"), line["says"]
+
+
+@pytest.mark.parametrize(
+    ("client", "call", "field", "kinds"),
+    [
+        ("openai", "`chat.completions.create`", "`finish_reason` length", (CUT, CUT_CALL)),
+        ("LangChain", "`invoke`, chat", "`response_metadata['finish_reason']` length", (CUT, CUT_CALL)),
+        ("litellm", "`completion`", "`finish_reason` length", (CUT, CUT_CALL)),
+        ("pydantic-ai", "`run`, chat model", "`finish_reason` length", (CUT,)),  # a cut call raises: below
+        ("llama-index", "`OpenAI.chat`", "`raw.choices[0].finish_reason` length", (CUT, CUT_CALL)),
+        ("haystack", "`OpenAIChatGenerator.run`", "`meta['finish_reason']` length", (CUT, CUT_CALL)),
+        ("anthropic", "`messages.create`", "`stop_reason` max_tokens", (CUT, CUT_CALL)),
+    ],
+)
+def test_the_chat_and_messages_routes_say_cut_in_every_behaviour(seen, client, call, field, kinds):
+    for kind in kinds:
+        for behaviour, line in outcomes(seen, client, call, kind).items():
+            assert field in line["says"], (kind, behaviour, line["says"])
+
+
+def test_langchains_stream_repairs_a_cut_call_that_invoke_refuses(seen):
+    for call in ("`invoke`, `use_responses_api=True`", "`invoke`, chat"):
+        for line in outcomes(seen, "LangChain", call, CUT_CALL).values():
+            assert line["tool"] == "in `invalid_tool_calls`"
+    for call in ("`stream`, `use_responses_api=True`", "`stream`, chat"):
+        for line in outcomes(seen, "LangChain", call, CUT_CALL).values():
+            assert line["tool"] == "in `tool_calls`: {'path': '/tmp/hello.txt'}"
+
+
+def test_openai_agents_raises_on_a_cut_reply_only_from_a_correct_servers_responses(seen):
+    for behaviour, line in outcomes(seen, "openai-agents", "`Runner.run`, Responses model", CUT).items():
+        if behaviour == "buggy":
+            assert line["says"] == "`final_output` `'1. 1\\n2. '`"
+        else:
+            assert line["says"].startswith("raises ModelBehaviorError"), behaviour
+    for line in outcomes(seen, "openai-agents", "`Runner.run`, chat model", CUT).values():
+        assert line["says"] == "`final_output` `'1. 1\\n2. '`"
+
+
+def test_agents_run_a_cut_call_whose_arguments_parse(seen):
+    """Every agent runs tool-cut-30's call on llama-server; pydantic-ai and haystack's Agent on a
+    correct server too."""
+    agents = {
+        ("openai-agents", "`Runner.run`, Responses model"): {"buggy"},
+        ("openai-agents", "`Runner.run`, chat model"): set(BEHAVIOURS),
+        ("pydantic-ai", "`run`, Responses model"): set(BEHAVIOURS),
+        ("pydantic-ai", "`run`, chat model"): set(BEHAVIOURS),
+        ("haystack", "`Agent.run`"): set(BEHAVIOURS),
+    }
+    for (client, call), running in agents.items():
+        for behaviour, line in outcomes(seen, client, call, PARSING_CALL).items():
+            assert line["tool"] == ("ran 1×" if behaviour in running else "not run"), (client, call, behaviour)
+        for line in outcomes(seen, client, call, CUT_CALL).values():  # arguments that do not parse: never
+            assert line["tool"] == "not run", (client, call)
+
+
+def test_haystacks_agent_asks_again_after_a_cut_call_only_on_llama_server(seen):
+    lines = outcomes(seen, "haystack", "`Agent.run`", CUT_CALL)
+    assert [s for _, s, _ in scenarios(lines["buggy"])] == ["tool-cut-20"] * 3  # max_agent_steps=3
+    for behaviour in BEHAVIOURS:
+        if behaviour != "buggy":
+            assert [s for _, s, _ in scenarios(lines[behaviour])] == ["tool-cut-20"]
+
+
+def test_the_openai_stream_helper_reads_only_the_spec_stream(seen):
+    lines = outcomes(seen, "openai", "`responses.stream()`", FINISHED)
+    for behaviour, line in lines.items():
+        if behaviour == "spec":
+            assert line["stream"] == "parses"
+        else:
+            assert line["says"] == "raises TypeError: list indices must be integers or slices, not NoneType"
+    assert outcomes(seen, "openai", "`responses.stream()`", CUT)["spec"]["says"] == (
+        "raises RuntimeError: Didn't receive a `response.completed` event."
+    )
+
+
+def test_anthropic_gets_a_cut_tool_use_with_empty_input(seen):
+    for line in outcomes(seen, "anthropic", "`messages.create`", CUT_CALL).values():
+        assert line["tool"] == "`tool_use`, `input` {}" and "`stop_reason` max_tokens" in line["says"]
+
+
+def test_pydantic_ai_raises_incomplete_tool_call_when_the_reply_says_cut(seen):
+    """On chat in every behaviour, on Responses where the status is honest; llama-server's
+    Responses reply makes it retry the tool instead (retries=0: it gives up)."""
+    for model in ("`run`, chat model", "`run`, Responses model"):
+        for behaviour, line in outcomes(seen, "pydantic-ai", model, CUT_CALL).items():
+            expected = (
+                "UnexpectedModelBehavior"
+                if (behaviour, model) == ("buggy", "`run`, Responses model")
+                else ("IncompleteToolCall")
+            )
+            assert line["says"].startswith(f"raises {expected}:"), (model, behaviour, line["says"])

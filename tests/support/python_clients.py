@@ -1,0 +1,214 @@
+"""The Python client matrix of docs/python-clients.md: each client, unmodified and unselected, against
+`mockllama serve`, in every behaviour. From the checkout, with the `clients` extra installed:
+
+    python tests/support/python_clients.py                                  print the matrix
+    python tests/support/python_clients.py --write docs/python-clients.md   replace it on the page
+
+Each client's calls are in tests/pyclients/calls/, run by tests/pyclients/harness.py in a process of
+their own: llama-index in a virtualenv of its own (its OpenAI integration needs openai<3, which
+openai-agents and pydantic-ai refuse), made here from the `clients-llamaindex` extra's pins and kept
+under ~/.cache/mockllama/ (or $XDG_CACHE_HOME) by their hash. tests/clients/test_python_clients.py
+makes the table afresh and compares it with the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+from mockllama.behaviours.registry import BEHAVIOURS
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
+HARNESS = ROOT / "tests" / "pyclients" / "harness.py"
+PAGE = ROOT / "docs" / "python-clients.md"
+BEGIN, END = "<!-- python-clients:begin -->", "<!-- python-clients:end -->"
+# (module in tests/pyclients/calls, the extra whose virtualenv runs it), in the page's order
+CLIENTS = (
+    ("openai_sdk", "clients"),
+    ("openai_agents", "clients"),
+    ("langchain", "clients"),
+    ("litellm_calls", "clients"),
+    ("pydantic_ai_calls", "clients"),
+    ("llama_index_calls", "clients-llamaindex"),
+    ("haystack_calls", "clients"),
+    ("anthropic_sdk", "clients"),
+)
+COLUMNS = ("call", "kind", "reaches", "behaviours", "what it says", "stream", "the tool call")
+WRITE = "python tests/support/python_clients.py --write docs/python-clients.md"
+
+
+def pins(extra: str) -> list[str]:
+    """The requirements of one optional extra in pyproject.toml, as written there."""
+    text = (ROOT / "pyproject.toml").read_text()
+    found = re.search(rf"^{re.escape(extra)} = \[(.*?)^\]", text, re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise SystemExit(f"pyproject.toml has no extra {extra!r}")
+    return re.findall(r'^\s*"([^"]+)"', found.group(1), re.MULTILINE)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mockllama"
+
+
+def extra_python(extra: str) -> Path:
+    """The Python of a virtualenv holding ``extra``'s pins alone, made once per set of pins and
+    Python version and kept; a half-made one (no marker) is made again."""
+    wanted = pins(extra)
+    key = hashlib.sha256(json.dumps([sys.version_info[:2], wanted]).encode()).hexdigest()[:16]
+    home = cache_dir() / f"{extra}-{key}"
+    python, done = home / "bin" / "python", home / ".mockllama-complete"
+    home.parent.mkdir(parents=True, exist_ok=True)
+    with (home.parent / f"{extra}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same one waits, then reuses it
+        if not done.exists():
+            shutil.rmtree(home, ignore_errors=True)
+            venv.create(home, with_pip=True)
+            install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted]
+            result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
+            if result.returncode != 0:
+                raise SystemExit(f"pip could not install {' '.join(wanted)}:\n{result.stderr[-3000:]}")
+            done.write_text("\n".join(wanted) + "\n")
+    return python
+
+
+def python_for(extra: str) -> Path:
+    return Path(sys.executable) if extra == "clients" else extra_python(extra)
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[str]:
+    """`mockllama serve --port 0`, this Python's: its URL, then it is stopped."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mockllama", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = process.stdout.readline().strip()
+        if not url.startswith("http://"):
+            raise SystemExit(f"mockllama serve did not start: its first line is {url!r}")
+        yield url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+def observe(url: str, clients=CLIENTS) -> list[dict]:
+    """Every client's lines: first its header (versions, what to check), then one per call, kind and
+    behaviour."""
+    lines = []
+    for module, extra in clients:
+        result = subprocess.run(
+            [str(python_for(extra)), str(HARNESS), module, url, *BEHAVIOURS],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        if result.returncode != 0:
+            raise SystemExit(f"the {module} calls failed:\n{result.stderr[-4000:]}")
+        lines += [json.loads(line) for line in result.stdout.splitlines()]
+    return lines
+
+
+def reaches(reached: list) -> str:
+    """The recordings a call's requests reached, in order: repeats counted, a miss said plainly."""
+    if not reached:
+        return "no request sent"
+    said = []
+    for status, scenario, _ in reached:
+        if scenario is None:
+            said.append(f"none ({status})")
+        else:
+            said.append(f"`{scenario}`" + ("" if status == 200 else f" ({status})"))
+    runs: list[list] = []
+    for item in said:
+        if runs and runs[-1][0] == item:
+            runs[-1][1] += 1
+        else:
+            runs.append([item, 1])
+    return ", then ".join(item if count == 1 else f"{item} ×{count}" for item, count in runs)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def rows(lines: list[dict]) -> dict[str, list[list[str]]]:
+    """Per client, the table's rows: one per call, kind and set of behaviours that did the same."""
+    behaviours = list(BEHAVIOURS)
+    grouped: dict[str, dict[tuple, dict[tuple, list[str]]]] = {}
+    for line in lines:
+        if "call" not in line:
+            continue
+        outcome = (reaches(line["reached"]), line["says"], line["stream"], line["tool"])
+        by_call = grouped.setdefault(line["client"], {}).setdefault((line["call"], line["kind"]), {})
+        by_call.setdefault(outcome, []).append(line["behaviour"])
+    table = {}
+    for client, calls in grouped.items():
+        table[client] = []
+        for (call, kind), outcomes in calls.items():
+            for outcome, chosen in outcomes.items():
+                named = "every behaviour" if sorted(chosen) == sorted(behaviours) else ", ".join(chosen)
+                reached, says, stream, tool = outcome
+                table[client].append([call, kind, reached, named, says, stream, tool])
+    return table
+
+
+def render(lines: list[dict]) -> str:
+    headers = [line for line in lines if "versions" in line]
+    table = rows(lines)
+    versions = ", ".join(f"{name} {version}" for h in headers for name, version in h["versions"].items())
+    out = [f"Generated by `{WRITE}` with {versions}."]
+    for header in headers:
+        client = header["client"]
+        out += ["", f"### {client}", "", header["check"].strip(), ""]
+        out += ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
+        out += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in table.get(client, [])]
+    return "\n".join(out)
+
+
+def replace_table(document: str, table: str) -> str:
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.DOTALL)
+    if not pattern.search(document):
+        raise SystemExit(f"the page has no {BEGIN} ... {END} markers")
+    return pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", document)
+
+
+def table_in(document: str) -> str:
+    start, stop = document.index(BEGIN) + len(BEGIN), document.index(END)
+    return document[start:stop].strip("\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Run each Python client against mockllama; print the matrix.")
+    parser.add_argument("--write", type=Path, help="replace the matrix between its markers in this page")
+    parser.add_argument("--url", help="a running mockllama serve to use, rather than one started here")
+    args = parser.parse_args()
+    if args.url:
+        table = render(observe(args.url.rstrip("/")))
+    else:
+        with serving() as url:
+            table = render(observe(url))
+    if args.write is None:
+        print(table)
+        return
+    args.write.write_text(replace_table(args.write.read_text(), table))
+    print(f"wrote the Python client matrix into {args.write}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
