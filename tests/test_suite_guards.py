@@ -137,7 +137,8 @@ def log(env: dict) -> list[str]:
 
 
 CONTAINER_TOOLS = ("podman", "mmdebstrap", "runc", "slirp4netns")
-EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS)
+CLIENT_TOOLS = ("unshare", "ip")
+EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS, *CLIENT_TOOLS)
 TIERS_OFF = {
     "MOCKLLAMA_LIVE": "0",
     "MOCKLLAMA_BROWSER": "0",
@@ -148,6 +149,7 @@ TIERS_OFF = {
 EVERY_TIER = [
     "python -m pip install .[test,docs,clients]",
     "python -m benchmarks --install-peers",
+    "npm ci --prefix tests/claude-code --ignore-scripts",
 ]
 
 
@@ -184,7 +186,9 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
 
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
     """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
-    env = machine(tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS))
+    env = machine(
+        tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS, *CLIENT_TOOLS)
+    )
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -201,7 +205,7 @@ def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
     env = machine(
         tmp_path,
         root=True,
-        have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", *CONTAINER_TOOLS),
+        have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", *CONTAINER_TOOLS, *CLIENT_TOOLS),
         broken=("node",),
     )
     subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, timeout=60)
@@ -214,7 +218,7 @@ def test_as_root_it_installs_the_container_tiers_tools_when_they_are_missing(tmp
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    assert "apt-get install -y -qq podman mmdebstrap runc slirp4netns" in log(env)
+    assert "apt-get install -y -qq podman mmdebstrap runc slirp4netns util-linux iproute2" in log(env)
 
 
 def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
@@ -223,7 +227,10 @@ def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 1
-    assert "apt-get update && apt-get install -y chromium wrk podman mmdebstrap runc slirp4netns\n" in result.stderr
+    assert (
+        "apt-get update && apt-get install -y chromium wrk podman mmdebstrap runc slirp4netns util-linux iproute2\n"
+        in result.stderr
+    )
     for switch in TIERS_OFF:
         assert f"{switch}=0" in result.stderr
     assert log(env) == []  # nothing installed, nothing run
@@ -275,6 +282,7 @@ def test_the_test_command_says_what_it_does():
         "MOCKLLAMA_CLIENTS=0",
         "--install-peers",
         "npm ci --prefix tests/js",
+        "npm ci --prefix tests/claude-code --ignore-scripts",
         'pip install ".[test,docs,clients]"',
         '".[test,docs]" without it',
         "node --version",
