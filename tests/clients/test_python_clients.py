@@ -14,7 +14,7 @@ from importlib import metadata
 
 import pytest
 
-from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.pytest_plugin.session import base_url_behaviours
 from support import python_clients
 from support.python_clients import PAGE, WRITE, pins, render, serving, table_in
 
@@ -55,7 +55,7 @@ def seen(lines):
 def outcomes(seen, client: str, call: str, kind: str) -> dict[str, dict]:
     """behaviour -> the line, for one client's call (named by its start) and kind."""
     found = {b: x for (c, name, k, b), x in seen.items() if c == client and name.startswith(call) and k == kind}
-    assert sorted(found) == sorted(BEHAVIOURS), (client, call, kind, sorted(found))
+    assert sorted(found) == sorted(base_url_behaviours()), (client, call, kind, sorted(found))
     return found
 
 
@@ -174,10 +174,10 @@ def test_agents_run_a_cut_call_whose_arguments_parse(seen):
     correct server too."""
     agents = {
         ("openai-agents", "`Runner.run`, Responses model"): {"buggy"},
-        ("openai-agents", "`Runner.run`, chat model"): set(BEHAVIOURS),
-        ("pydantic-ai", "`run`, Responses model"): set(BEHAVIOURS),
-        ("pydantic-ai", "`run`, chat model"): set(BEHAVIOURS),
-        ("haystack", "`Agent.run`"): set(BEHAVIOURS),
+        ("openai-agents", "`Runner.run`, chat model"): set(base_url_behaviours()),
+        ("pydantic-ai", "`run`, Responses model"): set(base_url_behaviours()),
+        ("pydantic-ai", "`run`, chat model"): set(base_url_behaviours()),
+        ("haystack", "`Agent.run`"): set(base_url_behaviours()),
     }
     for (client, call), running in agents.items():
         for behaviour, line in outcomes(seen, client, call, PARSING_CALL).items():
@@ -189,7 +189,7 @@ def test_agents_run_a_cut_call_whose_arguments_parse(seen):
 def test_haystacks_agent_asks_again_after_a_cut_call_only_on_llama_server(seen):
     lines = outcomes(seen, "haystack", "`Agent.run`", CUT_CALL)
     assert [s for _, s, _ in scenarios(lines["buggy"])] == ["tool-cut-20"] * 3  # max_agent_steps=3
-    for behaviour in BEHAVIOURS:
+    for behaviour in base_url_behaviours():
         if behaviour != "buggy":
             assert [s for _, s, _ in scenarios(lines[behaviour])] == ["tool-cut-20"]
 

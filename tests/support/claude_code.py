@@ -25,7 +25,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.pytest_plugin.session import base_url_behaviours
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.wire.routes import MESSAGES_PATH
 
@@ -97,7 +97,7 @@ def run_inside() -> None:
         url = server.stdout.readline().strip()
         _, last = _journal(url, 0)
         for model, prompt in cases():
-            for behaviour in BEHAVIOURS:
+            for behaviour in base_url_behaviours():
                 with tempfile.TemporaryDirectory() as home:
                     env = {
                         "PATH": os.environ["PATH"],
@@ -160,7 +160,7 @@ def _requests(reached: list) -> str:
 
 
 def render(lines: list[dict]) -> str:
-    behaviours = list(BEHAVIOURS)
+    behaviours = base_url_behaviours()
     grouped: dict[str, dict[tuple, list[str]]] = {}
     for line in lines:
         outcome = (_requests(line["reached"]), str(line["exit"]), line["said"])

@@ -28,7 +28,7 @@ import venv
 from collections.abc import Iterator
 from pathlib import Path
 
-from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.pytest_plugin.session import base_url_behaviours
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
 HARNESS = ROOT / "tests" / "pyclients" / "harness.py"
@@ -112,7 +112,7 @@ def observe(url: str, clients=CLIENTS) -> list[dict]:
     lines = []
     for module, extra in clients:
         result = subprocess.run(
-            [str(python_for(extra)), str(HARNESS), module, url, *BEHAVIOURS],
+            [str(python_for(extra)), str(HARNESS), module, url, *base_url_behaviours()],
             capture_output=True,
             text=True,
             timeout=900,
@@ -149,7 +149,7 @@ def _cell(text: str) -> str:
 
 def rows(lines: list[dict]) -> dict[str, list[list[str]]]:
     """Per client, the table's rows: one per call, kind and set of behaviours that did the same."""
-    behaviours = list(BEHAVIOURS)
+    behaviours = base_url_behaviours()
     grouped: dict[str, dict[tuple, dict[tuple, list[str]]]] = {}
     for line in lines:
         if "call" not in line:
