@@ -1,12 +1,10 @@
-"""A reply as the writer sends it, and the buggy behaviour: the recording as it is, which is what
-llama-server really sends."""
+"""A reply as the writer sends it, and the reply that is the recording as it is."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mockllama.behaviours.registry import Behaviour, register
-from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.recordings.cassettes import Interaction
 from mockllama.wire import sse
 
 
@@ -23,10 +21,3 @@ class Reply:
 def recorded_reply(interaction: Interaction) -> Reply:
     events = tuple(interaction.events) if interaction.is_event_stream else None
     return Reply(interaction.status, interaction.reason, interaction.headers, interaction.body, events)
-
-
-def buggy(interaction: Interaction, scenario: Scenario) -> Reply:
-    return recorded_reply(interaction)
-
-
-register(Behaviour("buggy", "exactly what llama-server b11434 sent, byte for byte", buggy))
