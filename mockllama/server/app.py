@@ -10,7 +10,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 from aiohttp import HttpVersion10, HttpVersion11, web
@@ -18,18 +18,19 @@ from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.replay import reply_to
-from mockllama.behaviours.reply import Reply
 from mockllama.matching.matcher import Matcher, Selection, served_setup
-from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.recordings.cassettes import Scenario
 from mockllama.server import cors
 from mockllama.server.aiohttp_private import reshape_prepared
 from mockllama.server.delay import DelayStep
-from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, Fault, FaultPlan, FaultStep
+from mockllama.server.fault_step import FaultStep
+from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan
 from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
 from mockllama.server.options import ReplayOptions, blame
+from mockllama.server.outgoing import Outgoing
 from mockllama.server.pacing import PacingStep
-from mockllama.server.steps import Outgoing, Step
+from mockllama.server.steps import Answer, Step
 from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, send
 from mockllama.wire.errors import RequestError, error_body
@@ -327,30 +328,11 @@ async def read_request(request: web.Request, settings: Settings) -> tuple[str, s
     return behaviour, method, path, raw
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What a request is answered with: the behaviour's reply to a recorded interaction, its head,
-    the fault asked for, if any, and the outgoing steps that apply. Everything in it follows from
-    the request alone."""
-
-    interaction: Interaction
-    scenario: Scenario
-    reply: Reply
-    headers: CIMultiDictProxy  # shared by every reply of this selection, never changed
-    turn: int
-    fault: Fault | None
-    steps: tuple[Step, ...] = ()  # the outgoing steps that apply to it, in order
-    whole: bool = False  # a plain body that no step applies to: sent at once, from the handler
-
-    def with_steps(self, steps: tuple[Step, ...]) -> Answer:
-        """This answer with those of ``steps`` that apply to it: asked once, here, not per request."""
-        applying = tuple(step for step in steps if step.applies(self))
-        return replace(self, steps=applying, whole=not applying and self.reply.events is None)
-
-    def send_whole(self, trace: Trace) -> web.Response:
-        trace.turn, trace.headers = self.turn, self.headers
-        trace.bytes_sent, trace.finished = len(self.reply.body), True  # the journal need not ask the reply
-        return plain_reply(self.reply, self.headers)
+def send_whole(answer: Answer, trace: Trace) -> web.Response:
+    """A plain body that no step applies to, sent at once from the handler."""
+    trace.turn, trace.headers = answer.turn, answer.headers
+    trace.bytes_sent, trace.finished = len(answer.reply.body), True  # the journal need not ask the reply
+    return plain_reply(answer.reply, answer.headers)
 
 
 def outgoing_steps(settings: Settings, faults: FaultPlan) -> tuple[Step, ...]:
@@ -438,7 +420,7 @@ def replay_route(app: web.Application) -> Handler:
         )
         answer = (remembered if len(raw) <= ANSWERED_BODY_BYTES else decide)(*key)
         if answer.whole:  # the JSON hot path: no coroutine more
-            return answer.send_whole(trace)
+            return send_whole(answer, trace)
         return await send_answer(request, answer, trace)
 
     return replay
@@ -456,7 +438,7 @@ async def send_selection(
 async def send_answer(request: web.Request, answer: Answer, trace: Trace) -> web.StreamResponse:
     """The answer -> each outgoing step that applies to it -> the writer. The journal's trace goes along."""
     if answer.whole:
-        return answer.send_whole(trace)
+        return send_whole(answer, trace)
     trace.turn = answer.turn
     outgoing = Outgoing.of(answer.reply, answer.headers)
     for step in answer.steps:

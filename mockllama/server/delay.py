@@ -4,12 +4,8 @@ a fault's own waits; an error reply of mockllama's own (a 404, a 400) is sent at
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from mockllama.server.steps import Outgoing, Step
-
-if TYPE_CHECKING:
-    from mockllama.server.app import Answer
+from mockllama.server.outgoing import Outgoing
+from mockllama.server.steps import Answer, Step
 
 
 class DelayStep(Step):

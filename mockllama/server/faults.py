@@ -2,7 +2,7 @@
 
 A fault belongs to a request, not to a recording: it is chosen per request (the
 ``X-Mockllama-Fault`` header, echoed in the reply) or per scenario (``serve --fault SCENARIO
-FAULT``), and applied by ``FaultStep``, one of the outgoing steps (``server.steps``), to what goes
+FAULT``), and applied by ``FaultStep`` (``server.fault_step``), one of the outgoing steps, to what goes
 out, never to the cached reply a behaviour built.
 
 Each kind of fault is one class in the last section of this module, registered in ``KINDS``: its
@@ -16,19 +16,16 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, istr
 
 from mockllama.behaviours.reply import Reply, recorded_reply
 from mockllama.recordings.cassettes import Interaction, Scenario
-from mockllama.server.steps import Outgoing, Step
+from mockllama.server.outgoing import Outgoing
 from mockllama.wire.errors import RequestError
 from mockllama.wire.headers import HOP_BY_HOP
-
-if TYPE_CHECKING:
-    from mockllama.server.app import Answer
 
 FAULT_HEADER = istr("X-Mockllama-Fault")  # istr: looked up on every request (server.app says why)
 EVERY_SCENARIO = "*"
@@ -186,20 +183,6 @@ class FaultPlan:
 
 
 FAULT_PLAN = web.AppKey("fault_plan", FaultPlan)
-
-
-class FaultStep(Step):
-    """The outgoing step that applies an answer's fault, if it has one."""
-
-    def __init__(self, plan: FaultPlan):
-        self.plan = plan
-
-    def applies(self, answer: Answer) -> bool:
-        return answer.fault is not None
-
-    def shape(self, answer: Answer, outgoing: Outgoing) -> None:
-        assert answer.fault is not None  # applies() said so
-        apply_fault(answer.fault, outgoing, self.plan)
 
 
 def apply_fault(fault: Fault, outgoing: Outgoing, plan: FaultPlan) -> None:

@@ -11,14 +11,10 @@ total. ``FACTOR`` divides every wait: ``2`` is twice as fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mockllama.recordings.cassettes import Interaction, Scenario
-from mockllama.server.steps import Outgoing, Step
+from mockllama.server.outgoing import Outgoing
+from mockllama.server.steps import Answer, Step
 from mockllama.wire.sse import Event
-
-if TYPE_CHECKING:
-    from mockllama.server.app import Answer
 
 DELTA_TYPES = ("response.output_text.delta", "response.function_call_arguments.delta", "content_block_delta")
 

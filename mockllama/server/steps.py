@@ -2,9 +2,10 @@
 
 A step (a fault, the pacing) says whether it applies to an answer, and, where it does, shapes what
 goes out: the blocks, the waits before them, whether the connection is dropped. The steps that
-apply are found once per answer, when it is decided (``server.app.Answer``), and kept with it; an
-answer that none applies to is sent as it is, a plain body straight from the handler. The writer
-(``server.writer``) sends what the steps leave.
+apply are found once per answer, when it is decided (``Answer``, here, as each step reads it), and
+kept with it; an answer that none applies to is sent as it is, a plain body straight from the
+handler. What goes out is an ``Outgoing`` (``server.outgoing``); the writer (``server.writer``)
+sends what the steps leave.
 
 A new step is a ``Step`` subclass in its own module, put in ``server.app.outgoing_steps``.
 """
@@ -12,51 +13,17 @@ A new step is a ``Step`` subclass in its own module, put in ``server.app.outgoin
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from multidict import CIMultiDict, CIMultiDictProxy
+from multidict import CIMultiDictProxy
 
 from mockllama.behaviours.reply import Reply
+from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.server.outgoing import Outgoing
 
 if TYPE_CHECKING:
-    from mockllama.server.app import Answer
-
-
-@dataclass(slots=True)
-class Outgoing:
-    """A reply as it is to go out: each step that applies changes it in turn, then the writer sends it."""
-
-    status: int
-    reason: str | None
-    headers: CIMultiDictProxy | CIMultiDict
-    stream: bool
-    blocks: list[bytes]  # a plain body as one block, a stream as its events
-    whole: list[bytes]  # the reply's own blocks, all of them: what a cut is measured against
-    before: float = 0.0  # seconds to wait before the head
-    waits: list[float] | None = None  # seconds to wait before each block, once the head is out
-    drop: bool = False  # close the connection after the blocks instead of ending the reply
-
-    @classmethod
-    def of(cls, reply: Reply, headers: CIMultiDictProxy | CIMultiDict) -> Outgoing:
-        blocks = [event.raw for event in reply.events] if reply.events is not None else [reply.body]
-        return cls(reply.status, reply.reason, headers, reply.events is not None, blocks, blocks[:])
-
-    def replace(self, reply: Reply, headers: CIMultiDict) -> None:
-        """Send ``reply`` instead, with ``headers``: the waits set so far stay."""
-        replaced = Outgoing.of(reply, headers)
-        self.status, self.reason, self.headers = replaced.status, replaced.reason, replaced.headers
-        self.stream, self.blocks, self.whole = replaced.stream, replaced.blocks, replaced.whole
-
-    @property
-    def finished(self) -> bool:
-        """Whether the whole reply goes out, every block as it is."""
-        return self.blocks == self.whole  # the same bytes objects, unless a step cut them
-
-    @property
-    def whole_size(self) -> int:
-        """The bytes of the whole reply's body."""
-        return sum(map(len, self.whole))
+    from mockllama.server.faults import Fault
 
 
 class Step(ABC):
@@ -69,3 +36,24 @@ class Step(ABC):
     @abstractmethod
     def shape(self, answer: Answer, outgoing: Outgoing) -> None:
         """Change ``outgoing``, one reply of ``answer``, as this step does."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a request is answered with: the behaviour's reply to a recorded interaction, its head,
+    the fault asked for, if any, and the outgoing steps that apply. Everything in it follows from
+    the request alone."""
+
+    interaction: Interaction
+    scenario: Scenario
+    reply: Reply
+    headers: CIMultiDictProxy  # shared by every reply of this selection, never changed
+    turn: int
+    fault: Fault | None
+    steps: tuple[Step, ...] = ()  # the outgoing steps that apply to it, in order
+    whole: bool = False  # a plain body that no step applies to: sent at once, from the handler
+
+    def with_steps(self, steps: tuple[Step, ...]) -> Answer:
+        """This answer with those of ``steps`` that apply to it: asked once, here, not per request."""
+        applying = tuple(step for step in steps if step.applies(self))
+        return replace(self, steps=applying, whole=not applying and self.reply.events is None)

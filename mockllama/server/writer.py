@@ -13,7 +13,7 @@ from multidict import CIMultiDictProxy
 from mockllama.behaviours.reply import Reply
 from mockllama.server.corking import send_at_once
 from mockllama.server.journal import Trace
-from mockllama.server.steps import Outgoing
+from mockllama.server.outgoing import Outgoing
 
 log = logging.getLogger("mockllama")
 

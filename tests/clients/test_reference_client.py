@@ -112,7 +112,7 @@ def test_the_example_runs_as_a_script(server):
 
 from mockllama.behaviours.replay import reply_for  # noqa: E402
 from mockllama.server.faults import FaultPlan, Seen, apply_fault, parse_fault  # noqa: E402
-from mockllama.server.steps import Outgoing  # noqa: E402
+from mockllama.server.outgoing import Outgoing  # noqa: E402
 from mockllama.teaching.fault_matrix import STALL_TIMEOUT, faults_measured, is_silent  # noqa: E402
 
 FINISHED = {"model": "text-finishes", "input": "anything"}

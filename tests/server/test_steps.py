@@ -12,7 +12,8 @@ from mockllama.server import app as server_app
 from mockllama.server.app import SETTINGS, answer_to
 from mockllama.server.background import BackgroundServer
 from mockllama.server.faults import FAULT_PLAN
-from mockllama.server.steps import Outgoing, Step
+from mockllama.server.outgoing import Outgoing
+from mockllama.server.steps import Step
 from support.httpkit import call, post_json
 from support.recordings import SCENARIOS
 
