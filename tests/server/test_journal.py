@@ -217,29 +217,34 @@ def test_a_client_that_goes_away_mid_stream_is_journalled_as_unfinished(start_se
     assert 0 < entry["bytes_sent"] < full
 
 
+def _add_plain_entry(journal: Journal, path: str) -> None:
+    """An entry as the server adds a finished 200 to a POST, with no body kept."""
+    journal.add(
+        time=0.0,
+        duration_ms=0.0,
+        method="POST",
+        path=path,
+        behaviour="buggy",
+        scenario=None,
+        turn=None,
+        selected_by=None,
+        fault=None,
+        status=200,
+        stream=False,
+        finished=True,
+        bytes_sent=0,
+        raw_body=b"",
+        body_truncated=False,
+        error=None,
+    )
+
+
 def test_threads_reading_while_the_server_writes_see_whole_entries():
     journal = Journal(50)
 
     def writer():
         for index in range(2000):
-            journal.add(
-                time=0.0,
-                duration_ms=0.0,
-                method="POST",
-                path=f"/{index}",
-                behaviour="buggy",
-                scenario=None,
-                turn=None,
-                selected_by=None,
-                fault=None,
-                status=200,
-                stream=False,
-                finished=True,
-                bytes_sent=0,
-                raw_body=b"",
-                body_truncated=False,
-                error=None,
-            )
+            _add_plain_entry(journal, f"/{index}")
 
     thread = threading.Thread(target=writer)
     thread.start()
@@ -265,24 +270,7 @@ def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
 
     journal._seen = ReadingRing(maxlen=10)
     for index in range(2):
-        journal.add(
-            time=0.0,
-            duration_ms=0.0,
-            method="POST",
-            path=f"/{index}",
-            behaviour="buggy",
-            scenario=None,
-            turn=None,
-            selected_by=None,
-            fault=None,
-            status=200,
-            stream=False,
-            finished=True,
-            bytes_sent=0,
-            raw_body=b"",
-            body_truncated=False,
-            error=None,
-        )
+        _add_plain_entry(journal, f"/{index}")
         # what the server's hot path keeps: the fields as seen, read later
         journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), Trace())
     assert journal.last_id == 4 and [entry.id for entry in journal.entries(since=1)] == [2, 3, 4]

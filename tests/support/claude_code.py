@@ -23,10 +23,12 @@ import subprocess
 import sys
 import tempfile
 import urllib.request
+from itertools import groupby
 from pathlib import Path
 
 from mockllama.pytest_plugin.session import base_url_behaviours
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.teaching import matrix
 from mockllama.wire.routes import MESSAGES_PATH
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
@@ -150,13 +152,7 @@ def _requests(reached: list) -> str:
         if not path.endswith(MESSAGES_PATH):
             continue
         said.append(f"`{scenario}` turn {turn}" if status == 200 else f"{status}")
-    runs: list[list] = []
-    for item in said:
-        if runs and runs[-1][0] == item:
-            runs[-1][1] += 1
-        else:
-            runs.append([item, 1])
-    return ", ".join(item if count == 1 else f"{item} ×{count}" for item, count in runs) or "none"
+    return ", ".join(item if count == 1 else f"{item} ×{count}" for item, count in _runs(said)) or "none"
 
 
 def render(lines: list[dict]) -> str:
@@ -180,16 +176,17 @@ def render(lines: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _runs(items: list[str]) -> list[tuple[str, int]]:
+    """Each run of equal items once, with its length."""
+    return [(item, len(list(run))) for item, run in groupby(items)]
+
+
 def replace_table(document: str, table: str) -> str:
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.DOTALL)
-    if not pattern.search(document):
-        raise SystemExit(f"the page has no {BEGIN} ... {END} markers")
-    return pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", document)
+    return matrix.replace_table(document, table, BEGIN, END)
 
 
 def table_in(document: str) -> str:
-    start, stop = document.index(BEGIN) + len(BEGIN), document.index(END)
-    return document[start:stop].strip("\n")
+    return matrix.table_in(document, BEGIN, END)
 
 
 def main() -> None:

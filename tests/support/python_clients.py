@@ -26,9 +26,11 @@ import subprocess
 import sys
 import venv
 from collections.abc import Iterator
+from itertools import groupby
 from pathlib import Path
 
 from mockllama.pytest_plugin.session import base_url_behaviours
+from mockllama.teaching import matrix
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
 HARNESS = ROOT / "tests" / "pyclients" / "harness.py"
@@ -134,13 +136,7 @@ def reaches(reached: list) -> str:
             said.append(f"none ({status})")
         else:
             said.append(f"`{scenario}`" + ("" if status == 200 else f" ({status})"))
-    runs: list[list] = []
-    for item in said:
-        if runs and runs[-1][0] == item:
-            runs[-1][1] += 1
-        else:
-            runs.append([item, 1])
-    return ", then ".join(item if count == 1 else f"{item} ×{count}" for item, count in runs)
+    return ", then ".join(item if count == 1 else f"{item} ×{count}" for item, count in _runs(said))
 
 
 def _cell(text: str) -> str:
@@ -181,16 +177,17 @@ def render(lines: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _runs(items: list[str]) -> list[tuple[str, int]]:
+    """Each run of equal items once, with its length."""
+    return [(item, len(list(run))) for item, run in groupby(items)]
+
+
 def replace_table(document: str, table: str) -> str:
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.DOTALL)
-    if not pattern.search(document):
-        raise SystemExit(f"the page has no {BEGIN} ... {END} markers")
-    return pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", document)
+    return matrix.replace_table(document, table, BEGIN, END)
 
 
 def table_in(document: str) -> str:
-    start, stop = document.index(BEGIN) + len(BEGIN), document.index(END)
-    return document[start:stop].strip("\n")
+    return matrix.table_in(document, BEGIN, END)
 
 
 def main() -> None:

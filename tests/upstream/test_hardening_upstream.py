@@ -32,6 +32,7 @@ from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.record_mode import parse_record_mode
 from mockllama.upstream.record_on_miss import RecordOnMiss, Sent, slug_name
+from support.doubles.llama_server import llama_server_with
 from support.httpkit import call, sse_pairs
 from support.recordings import SCENARIOS
 from support.waiting import wait_for
@@ -46,32 +47,6 @@ def recorded(name: str, path: str, stream: bool):
 def request_bytes(name: str, stream: bool, path: str = RESPONSES) -> bytes:
     """The exact bytes a client sent when the bundled scenario was recorded."""
     return json.dumps(recorded(name, path, stream).request_json).encode()
-
-
-def hostile_llama_server(replace) -> web.Application:
-    """A test double of llama-server b11434: mockllama replaying its real recordings, except that
-    ``replace(request, body)`` may answer a POST itself (return a response) or let the recording
-    answer (return None). ``body`` is the request's JSON."""
-
-    @web.middleware
-    async def hostile(request, handler):
-        if request.method == "POST":
-            raw = await request.read()
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = None
-            answer = await replace(request, body)
-            if answer is not None:
-                return answer
-        return await handler(request)
-
-    app = create_app(SCENARIOS)
-    app.middlewares.append(hostile)
-    # mockllama rewrites an error reply without its own headers into its JSON error (its one
-    # on_response_prepare hook); the double's replies must go out as written.
-    app.on_response_prepare.clear()
-    return app
 
 
 def stream_of(blocks: list[bytes]):
@@ -205,7 +180,7 @@ def odd_upstream(kind: str) -> web.Application:
             return await reply if hasattr(reply, "__await__") else reply
         return None
 
-    return hostile_llama_server(replace)
+    return llama_server_with(replace)
 
 
 @pytest.mark.parametrize("kind", list(ODD_REPLIES))
@@ -297,7 +272,7 @@ class Endless:
                 self.stopped = True
             return response
 
-        return hostile_llama_server(replace)
+        return llama_server_with(replace)
 
 
 CAP = 256 * 1024
@@ -334,7 +309,7 @@ def test_a_twin_over_the_cap_records_nothing(servers, proxy, record_dir):
             return web.json_response({"padding": "x" * (2 * CAP)})
         return None
 
-    mock = proxy(servers(hostile_llama_server(replace)).url, max_reply_bytes=CAP)
+    mock = proxy(servers(llama_server_with(replace)).url, max_reply_bytes=CAP)
     status, _, body = call(mock.url, "POST", "/fixed/v1/responses", request_bytes("text-cut-8", False))
     assert status == 502 and f"more than {CAP} bytes" in json.loads(body)["error"]["message"]
     assert files(record_dir) == []
@@ -367,7 +342,7 @@ class Heard:
         async def replace(request, body):
             self.posts.append({"path": request.path, "raw_path": request.raw_path, **request.headers})
 
-        return hostile_llama_server(replace)
+        return llama_server_with(replace)
 
 
 # What a page must not make the upstream do: (serve options, the page's request headers, a client's)
@@ -559,7 +534,7 @@ def test_www_authenticate_is_relayed_recorded_and_replayed(servers, proxy, recor
             )
         return None
 
-    mock = proxy(servers(hostile_llama_server(replace)).url)
+    mock = proxy(servers(llama_server_with(replace)).url)
     for answered_by in ("upstream", "match"):
         status, headers, body = call(mock.url, "POST", "/buggy/v1/responses", request_bytes("text-cut-8", False))
         assert (status, body, headers["X-Mockllama-Selected-By"]) == (401, refused.body, answered_by)
@@ -719,7 +694,7 @@ def crlf_upstream() -> web.Application:
         await response.write_eof()
         return response
 
-    return hostile_llama_server(replace)
+    return llama_server_with(replace)
 
 
 def test_a_crlf_framed_stream_is_relayed_as_it_arrives(servers, proxy, record_dir):
@@ -769,7 +744,7 @@ def test_an_upstream_101_switching_protocols_is_a_502_and_never_recorded(servers
             return web.Response(status=101, headers={"Connection": "Upgrade", "Upgrade": "websocket"})
         return None
 
-    mock = proxy(servers(hostile_llama_server(replace)).url)
+    mock = proxy(servers(llama_server_with(replace)).url)
     status, _, body = call(mock.url, "POST", f"/{behaviour}{path}", request_bytes("text-cut-8", False, path))
     error = json.loads(body)["error"]
     assert (status, error["code"], error["type"]) == (502, 502, "unavailable_error")
@@ -792,7 +767,7 @@ def test_a_twin_that_failed_is_recorded_and_fixed_keeps_the_reply_as_recorded(se
             return web.json_response({"error": {"code": 500, "message": "boom", "type": "server_error"}}, status=500)
         return None
 
-    mock = proxy(servers(hostile_llama_server(replace)).url)
+    mock = proxy(servers(llama_server_with(replace)).url)
     for answered_by in ("upstream", "match"):
         status, headers, body = call(mock.url, "POST", "/fixed/v1/responses", request_bytes("text-exact-limit", stream))
         assert (status, headers["X-Mockllama-Selected-By"]) == (200, answered_by)
@@ -895,7 +870,7 @@ def test_random_upstream_replies_never_leave_a_record_directory_that_fails_to_lo
         return web.Response(status=status, body=raw, headers=headers)
 
     record_dir = tmp_path / "recorded"
-    with BackgroundServer(hostile_llama_server(replace)) as up:
+    with BackgroundServer(llama_server_with(replace)) as up:
         options = RecordOnMiss(parse_upstream(up.url), record_dir, parse_record_mode("all"))
         with BackgroundServer(create_app({}, record_on_miss=options)) as mock:
             answered = []

@@ -15,7 +15,8 @@ from support.recordings import SCENARIOS
 
 
 def llama_server_with(replace) -> web.Application:
-    """``await replace(request, body)`` may answer a POST itself (return a response) or let the
+    """A test double of llama-server b11434: mockllama replaying its real recordings, except that
+    ``await replace(request, body)`` may answer a POST itself (return a response) or let the
     recording answer (return None). ``body`` is the request's JSON, or None."""
 
     @web.middleware
