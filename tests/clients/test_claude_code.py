@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from mockllama.behaviours.registry import BEHAVIOURS
+from mockllama.pytest_plugin.session import base_url_behaviours
 from support import claude_code
 from support.claude_code import PACKAGE, PAGE, UNCHOSEN, WRITE, cases, render, table_in
 
@@ -51,11 +51,11 @@ def test_claude_code_is_pinned_in_the_lockfile_as_in_the_package():
 def test_every_messages_scenario_is_run_in_every_behaviour(seen):
     models = [model for model, _ in cases()]
     assert "messages-cut-8" in models and "messages-tool-forced-cut-20" in models and models[-1] == UNCHOSEN
-    assert sorted(seen) == sorted((model, behaviour) for model in models for behaviour in BEHAVIOURS)
+    assert sorted(seen) == sorted((model, behaviour) for model in models for behaviour in base_url_behaviours())
 
 
 def test_on_a_cut_reply_it_asks_again_then_gives_up_saying_so(seen):
-    for behaviour in BEHAVIOURS:
+    for behaviour in base_url_behaviours():
         line = seen[("messages-cut-8", behaviour)]
         asked = messages(line)
         assert len(asked) > 1 and set(asked) == {(200, "messages-cut-8")}, asked
@@ -63,14 +63,14 @@ def test_on_a_cut_reply_it_asks_again_then_gives_up_saying_so(seen):
 
 
 def test_a_cut_tool_use_runs_it_to_its_turn_limit(seen):
-    for behaviour in BEHAVIOURS:
+    for behaviour in base_url_behaviours():
         line = seen[("messages-tool-forced-cut-20", behaviour)]
         assert messages(line) == [(200, "messages-tool-forced-cut-20")] * 3
         assert line["exit"] != 0 and "max turns" in line["said"].lower(), line
 
 
 def test_its_own_model_reaches_no_recording_and_it_says_so(seen):
-    for behaviour in BEHAVIOURS:
+    for behaviour in base_url_behaviours():
         line = seen[(UNCHOSEN, behaviour)]
         assert messages(line) and all(status == 404 for status, _ in messages(line)), line
         assert line["exit"] != 0
