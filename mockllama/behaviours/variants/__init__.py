@@ -21,14 +21,7 @@ VARIANTS = (
     aimock.VARIANT,
 )
 # The variant behaviours' replies by name (the URL prefix): stock llama-server's is ``buggy``.
-REPLIES = {
-    "ollama": ollama.ollama,
-    "vllm": vllm.vllm,
-    "localai": localai.localai,
-    "sglang": sglang.sglang,
-    "inspect-ai": inspect_ai.inspect_ai,
-    "aimock": aimock.aimock,
-}
+REPLIES = {variant.name: variant.reply for variant in VARIANTS if variant is not llama_server.VARIANT}
 
 
 def _shown(value) -> str:

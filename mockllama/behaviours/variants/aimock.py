@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Both, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
 ENDING = Both(
@@ -41,8 +40,4 @@ VARIANT = Variant(
 )
 
 
-def aimock(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, aimock))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import EVERY_CALL, Both, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": None, "reasoning": "completed"}
 CUT = {"reason": "max_output_tokens"}
@@ -43,8 +42,4 @@ VARIANT = Variant(
 )
 
 
-def inspect_ai(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, inspect_ai))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import NO_CALL, SET, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": "completed"}
 
@@ -40,8 +39,4 @@ VARIANT = Variant(
 )
 
 
-def localai(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, localai))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, SET, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
 
@@ -38,8 +37,4 @@ VARIANT = Variant(
 )
 
 
-def ollama(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, ollama))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
 
@@ -39,8 +38,4 @@ VARIANT = Variant(
 )
 
 
-def sglang(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, sglang))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))

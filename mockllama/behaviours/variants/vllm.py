@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, Both, Ending, Variant, same
-from mockllama.recordings.cassettes import Interaction, Scenario
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
 ENDING = Both(
@@ -44,8 +43,4 @@ VARIANT = Variant(
 )
 
 
-def vllm(interaction: Interaction, scenario: Scenario):
-    return VARIANT.reply(interaction, scenario)
-
-
-register(Behaviour(VARIANT.name, VARIANT.description, vllm))
+register(Behaviour(VARIANT.name, VARIANT.description, VARIANT.reply))
