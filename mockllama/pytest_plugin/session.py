@@ -22,6 +22,7 @@ import pytest
 from mockllama.app import create_app, recording_of
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, FIRST, unknown_behaviour
 from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
+from mockllama.behaviours.variants import own_behaviours
 from mockllama.matching.keys import match_keys
 from mockllama.options import ServeOptions
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
@@ -125,7 +126,7 @@ class MockllamaServer:
 def base_url_behaviours() -> list[str]:
     """``mockllama_base_url``'s behaviours: every one but the other servers' variants, which would
     multiply a suite's tests and fail those written for llama-server's own replies."""
-    return [name for name in BEHAVIOURS if name not in VARIANT_REPLIES]
+    return own_behaviours()
 
 
 def variant_url_behaviours() -> list[str]:

@@ -9,9 +9,8 @@ import json
 import textwrap
 
 from mockllama.behaviours.fixed import verdict
-from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.replay import reply_for
-from mockllama.behaviours.variants import REPLIES, VARIANTS
+from mockllama.behaviours.variants import REPLIES, VARIANTS, own_behaviours
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, reading_order
 from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable
@@ -24,7 +23,7 @@ def shown_behaviours() -> list[str]:
     """The behaviours side by side: llama-server's own reply, the honest ones and any other that is no
     server's variant. The variants are listed after them, each in a line with its citation (nine
     columns would not fit 80)."""
-    return [name for name in BEHAVIOURS if name not in REPLIES]
+    return own_behaviours()
 
 
 def _variants(scenario: Scenario, responses: Interaction, stream: Interaction | None) -> list[dict]:

@@ -9,6 +9,7 @@ nothing else. ``VARIANTS`` lists them; ``check`` names a server by them.
 
 import json
 
+from mockllama.behaviours.registry import BEHAVIOURS
 from mockllama.behaviours.variants import aimock, inspect_ai, llama_server, localai, ollama, sglang, signals, vllm
 
 VARIANTS = (
@@ -22,6 +23,12 @@ VARIANTS = (
 )
 # The variant behaviours' replies by name (the URL prefix): stock llama-server's is ``buggy``.
 REPLIES = {variant.name: variant.reply for variant in VARIANTS if variant is not llama_server.VARIANT}
+
+
+def own_behaviours() -> list[str]:
+    """Every registered behaviour but the other servers' variants: llama-server's own (buggy), the
+    honest ones, and any other that is no server's variant, in the registry's order."""
+    return [name for name in BEHAVIOURS if name not in REPLIES]
 
 
 def _shown(value) -> str:
