@@ -48,7 +48,15 @@ from dataclasses import asdict, dataclass, field
 from typing import NamedTuple, cast
 
 from mockllama.behaviours.variants import VARIANTS as DECLARED_VARIANTS
-from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, EVERY_CALL, SET, Ending, Variant
+from mockllama.behaviours.variants.signals import (
+    ABSENT,
+    CALLS_WITH_A_DELTA,
+    EVERY_CALL,
+    SET,
+    TERMINAL_EVENTS,
+    Ending,
+    Variant,
+)
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
@@ -76,7 +84,6 @@ FINISHED_REASONS = ("stop", "tool_calls")
 VERDICTS = ("dishonest", "wrong", "unknown", "honest")
 # A wrong field is a fault found, as a lie is, not a doubt: a CI gate that lets "can't tell" pass must still fail it.
 EXIT_CODES = {"honest": 0, "dishonest": 1, "wrong": 1, "unknown": 2}
-TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 # The server's answer can't be judged: unreachable, an HTTP error, not JSON, a timeout.
@@ -413,9 +420,6 @@ class Aspect:
         return f"  {self.verdict:<9} {LABELS[self.name]}: {self.seen} ({self.why})"
 
 
-_ABSENT = object()
-
-
 def _judge_status(response: dict) -> Aspect:
     status = response.get("status")
     if status == "incomplete":
@@ -430,10 +434,10 @@ def _judge_status(response: dict) -> Aspect:
 
 
 def _judge_reason(response: dict) -> Aspect:
-    details = response.get("incomplete_details", _ABSENT)
+    details = response.get("incomplete_details", ABSENT)
     name = "incomplete_details.reason"
-    if details is _ABSENT or details is None:
-        seen = "absent" if details is _ABSENT else "incomplete_details is null"
+    if details is ABSENT or details is None:
+        seen = "absent" if details is ABSENT else "incomplete_details is null"
         return Aspect(name, "wrong", seen, "nothing says the reply was cut at max_output_tokens")
     reason = details.get("reason")
     if reason == "max_output_tokens":
@@ -454,8 +458,8 @@ def _judge_cut_item(response: dict) -> Aspect:
     if not output:
         return Aspect(name, NOT_APPLICABLE, "no output item", "the reply holds no item that could be cut")
     item = output[-1]
-    kind, status = item.get("type"), item.get("status", _ABSENT)
-    seen = f"the last item ({kind!r}) says " + ("nothing" if status is _ABSENT else repr(status))
+    kind, status = item.get("type"), item.get("status", ABSENT)
+    seen = f"the last item ({kind!r}) says " + ("nothing" if status is ABSENT else repr(status))
     if status == "incomplete":
         return Aspect(name, "honest", seen, "the item being generated was cut")
     if status == "completed":
@@ -464,10 +468,10 @@ def _judge_cut_item(response: dict) -> Aspect:
 
 
 def _judge_completed_at(response: dict) -> Aspect:
-    value = response.get("completed_at", _ABSENT)
-    if value is _ABSENT or value is None:
+    value = response.get("completed_at", ABSENT)
+    if value is ABSENT or value is None:
         return Aspect(
-            "completed_at", "honest", "absent" if value is _ABSENT else "null", "no completion time is claimed"
+            "completed_at", "honest", "absent" if value is ABSENT else "null", "no completion time is claimed"
         )
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return Aspect("completed_at", "dishonest", repr(value), "a completion time for a reply that did not complete")
