@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from mockllama.behaviours.registry import Behaviour, register
 from mockllama.behaviours.reply import Reply, recorded_reply
-from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.recordings.cassettes import Interaction, Scenario, chat_finish_reason
 from mockllama.wire import sse
 from mockllama.wire.routes import RESPONSES_PATH
 
@@ -45,7 +45,7 @@ def verdict(scenario: Scenario, interaction: Interaction) -> Verdict:
     twin = scenario.chat_twin(interaction)
     if twin is not None and twin.status >= 400:
         return Verdict(cut=False, rule=f"chat-twin failed (HTTP {twin.status}): kept as recorded")
-    reason = scenario.twin_finish_reason(interaction)
+    reason = chat_finish_reason(twin) if twin is not None else None
     if reason is not None:
         return Verdict(cut=reason == "length", rule=f"chat-twin finish_reason={reason}")
     tokens, limit = _output_tokens(interaction), interaction.limit
