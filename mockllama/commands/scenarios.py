@@ -27,7 +27,6 @@ def _responses_status(scenario: Scenario) -> str:
 def scenario_row(scenario: Scenario) -> dict:
     """What `mockllama scenarios` shows of one scenario."""
     responses = scenario.find("POST", RESPONSES_PATH, False)
-    limited = next((i for i in scenario.interactions if i.limit is not None), None)
     fixed_status = "-"
     if responses is not None and responses.status == 200:
         fixed_status = "incomplete" if verdict(scenario, responses).cut else "completed"
@@ -35,7 +34,7 @@ def scenario_row(scenario: Scenario) -> dict:
     return {
         "name": scenario.name,
         "endpoints": scenario.endpoints,
-        "limit": limited.limit if limited else None,
+        "limit": scenario.limit,
         "responses_status": _responses_status(scenario),
         "fixed_status": fixed_status,
         "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
