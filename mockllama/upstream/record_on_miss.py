@@ -50,7 +50,6 @@ from mockllama.recordings.cassettes import (
 from mockllama.recordings.catalogue import PlannedRequest
 from mockllama.recordings.chat_twin import chat_twin, turn_of
 from mockllama.recordings.record import (
-    DEFAULT_MAX_REPLY_BYTES,
     PROVENANCE_FILE,
     Outcome,
     RecordError,
@@ -72,6 +71,7 @@ from mockllama.upstream.record_mode import RecordMode
 from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET, SPOOL_THRESHOLD, ReplyBudget, Spool
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.sizes import DEFAULT_MAX_REPLY_BYTES
 from mockllama.wire.terminal import printable
 
 log = logging.getLogger("mockllama")
