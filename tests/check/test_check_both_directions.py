@@ -15,7 +15,14 @@ import sys
 import pytest
 
 from mockllama.server.background import BackgroundServer
-from support.doubles import always_incomplete, inspect_ai, two_terminals, undercounted_usage, wrong_reason
+from support.doubles import (
+    always_incomplete,
+    inspect_ai,
+    two_terminals,
+    undercounted_usage,
+    usage_not_an_object,
+    wrong_reason,
+)
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 INSPECT_AI = (
@@ -28,6 +35,7 @@ DOUBLES = {
     "inspect_ai": inspect_ai,
     "wrong_reason": wrong_reason,
     "undercounted_usage": undercounted_usage,
+    "usage_not_an_object": usage_not_an_object,
 }
 
 
@@ -168,6 +176,14 @@ def test_usage_below_the_limit_is_reported_as_the_fallback_gone(urls):
     )
     code, report = _report(urls["undercounted_usage"], "--probe", "all")
     assert [probe["usage_fallback"]["verdict"] for probe in report["probes"]] == ["gone"] * 4
+
+
+def test_usage_that_is_not_an_object_is_a_reply_check_cannot_judge(urls):
+    code, report = _report(urls["usage_not_an_object"], "--probe", "all")
+    assert (code, report["verdict"]) == (2, "unknown")
+    plain, streamed = "POST /v1/responses", "POST /v1/responses (its last event)"
+    said = [f'{where} answered a "usage" that is not an object' for where in (plain, plain, streamed, streamed)]
+    assert [probe["reason"] for probe in report["probes"]] == said
 
 
 def test_usage_at_the_limit_keeps_the_fallback_and_prints_nothing_about_it(server):
