@@ -502,25 +502,27 @@ def _several_terminals(seen: Seen, lie: str, says: str) -> Aspect | None:
     return Aspect("terminal_event", "wrong", shown, why)
 
 
-def _judge_terminal(seen: Seen) -> Aspect:
+def _judge_terminal(seen: Seen, cut: bool = True) -> Aspect:
+    """The stream's one terminal event: response.incomplete for a cut reply, response.completed for
+    one that finished; the other one is a lie a client that switches on the event type believes."""
     name = "terminal_event"
     if seen.terminal is None:
         return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream has one")
-    several = _several_terminals(seen, "response.completed", "takes the reply as finished")
+    right, lie = ("response.incomplete", "response.completed") if cut else ("response.completed", "response.incomplete")
+    believed = "takes the reply as finished" if cut else "takes the finished reply as cut"
+    several = _several_terminals(seen, lie, believed)
     if several is not None:
         return several
-    names = _event_names(seen.terminal)
-    shown = _shown(seen.terminal)
-    status = seen.response.get("status")
-    if "response.completed" in names:
-        why = "a client that switches on the event type takes the reply as finished"
-        if status == "incomplete":
+    names, shown, kind = _event_names(seen.terminal), _shown(seen.terminal), "a cut" if cut else "a finished"
+    if lie in names:
+        why = f"a client that switches on the event type {believed}"
+        if cut and seen.response.get("status") == "incomplete":
             shown += " carrying a response whose status is 'incomplete'"
             why += " (the hybrid terminal event)"
         return Aspect(name, "dishonest", shown, why)
-    if names == {"response.incomplete"}:
-        return Aspect(name, "honest", shown, "the stream ends as a cut reply's stream does")
-    return Aspect(name, "wrong", shown, "a cut stream ends with response.incomplete")
+    if names == {right}:
+        return Aspect(name, "honest", shown, f"the stream ends as {kind} reply's stream does")
+    return Aspect(name, "wrong", shown, f"{kind} stream ends with {right}")
 
 
 def _judge_arguments_done(seen: Seen) -> Aspect:
@@ -565,29 +567,9 @@ def _judge_finished_status(response: dict) -> Aspect:
     )
 
 
-def _judge_finished_terminal(seen: Seen) -> Aspect:
-    name = "terminal_event"
-    if seen.terminal is None:
-        return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream has one")
-    several = _several_terminals(seen, "response.incomplete", "takes the finished reply as cut")
-    if several is not None:
-        return several
-    names = _event_names(seen.terminal)
-    if names == {"response.completed"}:
-        return Aspect(name, "honest", _shown(seen.terminal), "the stream ends as a finished reply's stream does")
-    if "response.incomplete" in names:
-        return Aspect(
-            name,
-            "dishonest",
-            _shown(seen.terminal),
-            "a client that switches on the event type takes the finished reply as cut",
-        )
-    return Aspect(name, "wrong", _shown(seen.terminal), "a finished stream ends with response.completed")
-
-
 def judge_finished(seen: Seen) -> list[Aspect]:
     """The aspects of a reply that finished inside its limit: it must not say it was cut."""
-    return [_judge_finished_status(seen.response), _judge_finished_terminal(seen)]
+    return [_judge_finished_status(seen.response), _judge_terminal(seen, cut=False)]
 
 
 def judge_aspects(seen: Seen) -> list[Aspect]:
