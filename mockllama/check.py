@@ -707,14 +707,13 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
         )
     aspects = judge_aspects(seen)
     variants = [str(variant) for variant in VARIANTS if fits(variant, seen)]
-    dishonest = [a for a in aspects if a.verdict == "dishonest"]
-    wrong = [a for a in aspects if a.verdict == "wrong"]
-    if dishonest:
-        reason = f"the chat twin says 'length' but the reply is reported as finished by: {_listed(dishonest)}"
-        return "dishonest", reason + (f"; also wrong: {_listed(wrong)}" if wrong else ""), aspects, variants
-    if not wrong:
-        return "honest", "reported as 'incomplete' with reason 'max_output_tokens'", aspects, variants
-    return "wrong", f"not reported as finished, but not fully as cut either: {_explained(wrong)}", aspects, variants
+    verdict, reason = _weigh(
+        aspects,
+        lie="the chat twin says 'length' but the reply is reported as finished by",
+        wrongly="not reported as finished, but not fully as cut either",
+        honest="reported as 'incomplete' with reason 'max_output_tokens'",
+    )
+    return verdict, reason, aspects, variants
 
 
 def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list[Aspect]]:
@@ -730,14 +729,25 @@ def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list
             [],
         )
     aspects = judge_finished(seen)
+    verdict, reason = _weigh(
+        aspects,
+        lie=f"the chat twin says {twin_reason!r} but the reply is reported as cut by",
+        wrongly="reported as finished, but wrongly",
+        honest="reported as 'completed'",
+    )
+    return verdict, reason, aspects
+
+
+def _weigh(aspects: list[Aspect], lie: str, wrongly: str, honest: str) -> tuple[str, str]:
+    """A reply's verdict from its aspects, and the reason: a lie first (with what else is wrong),
+    then what is wrong, else honest."""
     dishonest = [a for a in aspects if a.verdict == "dishonest"]
     wrong = [a for a in aspects if a.verdict == "wrong"]
     if dishonest:
-        reason = f"the chat twin says {twin_reason!r} but the reply is reported as cut by: {_listed(dishonest)}"
-        return "dishonest", reason + (f"; also wrong: {_listed(wrong)}" if wrong else ""), aspects
+        return "dishonest", f"{lie}: {_listed(dishonest)}" + (f"; also wrong: {_listed(wrong)}" if wrong else "")
     if wrong:
-        return "wrong", f"reported as finished, but wrongly: {_explained(wrong)}", aspects
-    return "honest", "reported as 'completed'", aspects
+        return "wrong", f"{wrongly}: {_explained(wrong)}"
+    return "honest", honest
 
 
 def _judge_usage(response: dict, limit) -> Aspect:
