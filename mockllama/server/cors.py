@@ -139,14 +139,19 @@ def own_route(handler):
         refusal = own_route_refusal(request)
         if refusal is None:
             return await handler(request)
-        return web.Response(
-            status=403,
-            body=error_body(403, refusal),
-            content_type="application/json",
-            headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"},
-        )
+        return refused(refusal)
 
     return guarded
+
+
+def refused(message: str) -> web.Response:
+    """A 403 of mockllama's own, in llama-server's shape; the X-Mockllama-* headers mark it as one."""
+    return web.Response(
+        status=403,
+        body=error_body(403, message),
+        content_type="application/json",
+        headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"},
+    )
 
 
 def refusing_middleware(policy: CorsPolicy):
@@ -159,13 +164,7 @@ def refusing_middleware(policy: CorsPolicy):
         origin = request.headers.get(ORIGIN)
         if policy.allows(origin) or request.method == "OPTIONS":
             return await handler(request)
-        # The X-Mockllama-* headers mark it as mockllama's own reply, in llama-server's shape.
-        return web.Response(
-            status=403,
-            body=error_body(403, not_allowed(policy, origin)),
-            content_type="application/json",
-            headers={"X-Mockllama-Behaviour": "none", "X-Mockllama-Scenario": "none"},
-        )
+        return refused(not_allowed(policy, origin))
 
     return refuse_other_origins
 
