@@ -27,7 +27,6 @@ Journalling is on every request's path, so it only keeps what it sees there, in 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import time
@@ -255,10 +254,8 @@ def _body_length(response: web.StreamResponse) -> int:
     return len(body) if isinstance(body, (bytes, bytearray)) else 0
 
 
-def _without_body(seen: tuple | Entry) -> tuple | Entry:
-    """What ``keep`` (or ``add``) kept, its body let go."""
-    if isinstance(seen, Entry):
-        return dataclasses.replace(seen, raw_body=None, body_dropped=True)
+def _without_body(seen: tuple) -> tuple:
+    """What ``keep`` kept, its body let go (only ``keep`` counts bodies against the budget)."""
     return (*seen[:9], None, seen[10], seen[11], True)
 
 
