@@ -22,6 +22,7 @@ from typing import Any
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
 from mockllama.recordings.cassettes import RECORDING_SETS
 from mockllama.server.cors import check_origin
+from mockllama.server.faults import MAX_VALUE
 from mockllama.server.faults import usage as fault_usage
 from mockllama.server.journal import DEFAULT_BODY_BUDGET, DEFAULT_BODY_CAP, DEFAULT_JOURNAL_SIZE
 from mockllama.server.pacing import parse_pace
@@ -291,7 +292,7 @@ class ReplayOptions:
             "Wait MS milliseconds before every replayed reply, as a real server's latency would, on top of "
             "--pace and any fault. 0: no waiting.",
             metavar="MS",
-            parse=whole(0, 999_999_999),
+            parse=whole(0, MAX_VALUE),
         ),
     )
     journal_size: int = field(
