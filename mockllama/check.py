@@ -750,13 +750,25 @@ def _weigh(aspects: list[Aspect], lie: str, wrongly: str, honest: str) -> tuple[
     return "honest", honest
 
 
+# Why a usage below the limit is gone, told apart in the summary from a usage that is no number.
+_BELOW_THE_LIMIT = "the one fallback signal where the status lies: the usage does not show the cut either"
+
+
 def _judge_usage(response: dict, limit) -> Aspect:
     """Where the status lies, usage.output_tokens reaching max_output_tokens is the one signal
-    of the cut a client has left (the reference client's usage rule)."""
-    tokens = (response.get("usage") or {}).get("output_tokens")
+    of the cut a client has left (the reference client's usage rule). A number is compared as
+    one whatever JSON wrote it as: 8.0 is at a limit of 8, as it is for a client."""
+    tokens = (response.get("usage") or {}).get("output_tokens", ABSENT)
     name = "usage_fallback"
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or not isinstance(limit, int):
+    if tokens is ABSENT or tokens is None:
         return Aspect(name, "gone", "no usage.output_tokens", "the one fallback signal where the status lies")
+    if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not isinstance(limit, int):
+        return Aspect(
+            name,
+            "gone",
+            f"output_tokens={tokens!r:.40} is not a number",
+            "the one fallback signal where the status lies",
+        )
     if tokens >= limit:
         return Aspect(
             name,
@@ -764,12 +776,7 @@ def _judge_usage(response: dict, limit) -> Aspect:
             f"output_tokens={tokens} reaches max_output_tokens={limit}",
             "a client can tell the cut from the usage where the status lies",
         )
-    return Aspect(
-        name,
-        "gone",
-        f"output_tokens={tokens} is below max_output_tokens={limit}",
-        "the one fallback signal where the status lies: the usage does not show the cut either",
-    )
+    return Aspect(name, "gone", f"output_tokens={tokens} is below max_output_tokens={limit}", _BELOW_THE_LIMIT)
 
 
 def _ask(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
@@ -881,11 +888,18 @@ class Report:
         return None
 
     def _fallback(self) -> str:
-        gone = [p.probe for p in self.probes if p.usage_fallback is not None and p.usage_fallback.verdict == "gone"]
-        if not gone:
+        gone = [p for p in self.probes if p.usage_fallback is not None and p.usage_fallback.verdict == "gone"]
+        below = [p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why == _BELOW_THE_LIMIT]
+        other = [p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why != _BELOW_THE_LIMIT]
+        said = [
+            f"{what} ({', '.join(dict.fromkeys(probes))})"
+            for what, probes in (("stays below max_output_tokens", below), ("is missing or not a number", other))
+            if probes
+        ]
+        if not said:
             return ""
         return (
-            f" usage.output_tokens of a cut reply stays below max_output_tokens ({', '.join(dict.fromkeys(gone))}): "
+            f" usage.output_tokens of a cut reply {', or '.join(said)}: "
             "the one fallback signal a client has where the status lies is gone."
         )
 

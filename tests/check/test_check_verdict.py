@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from mockllama.check import Aspect, Observation, ProbeResult, Report, Seen, StreamEvent, _judge_finished
+from mockllama.check import Aspect, Observation, ProbeResult, Report, Seen, StreamEvent, _judge_finished, _judge_usage
 from mockllama.check import _judge as _judge_probe
 from support import ROOT, yamlkit
 
@@ -528,4 +528,35 @@ def test_can_t_tell_names_the_request_with_room_to_finish_apart():
     report = Report("http://x", [ProbeResult("text", "text-cut-8", "honest", "r", finished=finished)])
     assert report.summary == (
         "http://x: can't tell whether a cut-off reply is reported honestly: text, with room to finish: why not."
+    )
+
+
+# The usage fallback (issue 55 item 12): a number is compared as a number, whatever JSON wrote it as.
+
+
+@pytest.mark.parametrize(("tokens", "shown"), [(8, "8"), (8.0, "8.0"), (9, "9"), (8.5, "8.5")])
+def test_usage_at_or_past_the_limit_keeps_the_fallback_whatever_number_it_is(tokens, shown):
+    aspect = _judge_usage({"usage": {"output_tokens": tokens}}, 8)
+    assert (aspect.verdict, aspect.seen) == ("kept", f"output_tokens={shown} reaches max_output_tokens=8")
+
+
+def _gone(*usages) -> Report:
+    probes = [
+        ProbeResult(probe, "text-cut-8", "honest", "r", usage_fallback=_judge_usage({"usage": usage}, 8))
+        for probe, usage in zip(("text", "tool", "stream"), usages, strict=False)
+    ]
+    return Report("http://x", probes)
+
+
+def test_the_summary_says_below_only_of_a_number_below_the_limit():
+    assert _gone({"output_tokens": 8.0}).summary == (
+        "http://x: a reply cut off at max_output_tokens is reported as 'incomplete' (reason 'max_output_tokens')."
+    )
+    assert _gone({"output_tokens": 7.0}, {"output_tokens": "8"}, {}).summary.endswith(
+        " usage.output_tokens of a cut reply stays below max_output_tokens (text), or is missing or not a number "
+        "(tool, stream): the one fallback signal a client has where the status lies is gone."
+    )
+    assert _gone({"output_tokens": True}).summary.endswith(
+        " usage.output_tokens of a cut reply is missing or not a number (text): the one fallback signal a client "
+        "has where the status lies is gone."
     )
