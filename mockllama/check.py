@@ -19,8 +19,10 @@ in. A stream has exactly one terminal event; more than one is never honest.
 
 A status is only worth checking if it can say both things, so each probe also sends a request
 with room to finish (``FINISHING``: ``text-finishes``, ``tool-finishes``, ``thinking-finishes``)
-and its twin, and requires that reply reported ``completed``: a server that says ``incomplete``
-to every reply is dishonest the other way.
+and its twin, and judges that reply on the same aspects (``judge_finished``): ``completed``, no
+``incomplete_details``, every item ``completed``, and in a stream one ``response.completed`` and
+an arguments.done for every call. A server that says ``incomplete`` to every reply, or that says
+``completed`` beside a reason to be cut, is dishonest the other way.
 
 Verdicts: ``dishonest`` (exit 1) when any aspect of any probe is, in either direction; ``wrong``
 (exit 1 too: the server reports a cut, but not as the Responses API does, and a client that
@@ -94,6 +96,7 @@ ASPECTS = {
     "status": "status",
     "incomplete_details.reason": "incomplete_details.reason",
     "cut_item.status": "cut item status",
+    "items.status": "item status",
     "completed_at": "completed_at",
     "terminal_event": "terminal event",
     "function_call_arguments.done": "function_call_arguments.done",
@@ -567,9 +570,89 @@ def _judge_finished_status(response: dict) -> Aspect:
     )
 
 
+def _judge_finished_reason(response: dict) -> Aspect:
+    details = response.get("incomplete_details", ABSENT)
+    name = "incomplete_details.reason"
+    if details is ABSENT or details is None:
+        return Aspect(name, "honest", "absent" if details is ABSENT else "null", "no reason to be cut is given")
+    return Aspect(
+        name,
+        "dishonest",
+        f"{details!r:.80}",
+        "a client that reads incomplete_details takes the reply as cut, whatever the status says",
+    )
+
+
+def _judge_finished_items(response: dict) -> Aspect:
+    """Every item of a reply that finished finished: one that says 'incomplete' is a cut to a
+    client that reads the items, as the reference client does."""
+    name = "items.status"
+    output = response.get("output") or []
+    if not output:
+        return Aspect(name, NOT_APPLICABLE, "no output item", "the reply holds no item that could say it")
+    statuses = [item.get("status", ABSENT) for item in output]
+    odd = [(n, status) for n, status in enumerate(statuses) if status != "completed"]
+    if not odd:
+        return Aspect(name, "honest", "every item says 'completed'", "every item finished, and says so")
+    cut = next(((n, status) for n, status in odd if status == "incomplete"), None)
+    n, status = cut or odd[0]
+    seen = f"item {n + 1} of {len(output)} ({output[n].get('type')!r}) says " + (
+        "nothing" if status is ABSENT else repr(status)
+    )
+    if cut is not None:
+        return Aspect(name, "dishonest", seen, "says an item of a reply that finished was cut")
+    return Aspect(name, "wrong", seen, "an item that finished says 'completed'")
+
+
+def _judge_finished_completed_at(response: dict) -> Aspect:
+    """A time, or none: llama-server's streams never carry one, and no client reads a cut from
+    its absence. Anything else is no time at all."""
+    value = response.get("completed_at", ABSENT)
+    if value is ABSENT or value is None:
+        return Aspect("completed_at", "honest", "absent" if value is ABSENT else "null", "no cut is read from it")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Aspect("completed_at", "honest", repr(value), "a completion time for a reply that completed")
+    return Aspect("completed_at", "wrong", f"{value!r:.40}", "neither null nor a time")
+
+
+def _judge_finished_arguments_done(seen: Seen) -> Aspect:
+    """Every call of a finished stream gets its arguments.done, with its arguments."""
+    name = "function_call_arguments.done"
+    if seen.terminal is None:
+        return Aspect(name, NOT_APPLICABLE, "not a stream", "only a stream sends it")
+    calls = _function_calls(seen.response)
+    if not calls:
+        return Aspect(name, NOT_APPLICABLE, "no function call", "only a call needs it")
+    for call in calls:
+        if call.get("id") not in seen.arguments_done:
+            return Aspect(
+                name,
+                "wrong",
+                f"none for the call {call.get('id')!r}",
+                "the streaming protocol sends it for every call, cut or finished",
+            )
+        if seen.arguments_done[call.get("id")] != call.get("arguments"):
+            return Aspect(
+                name,
+                "wrong",
+                f"{seen.arguments_done[call.get('id')]!r:.60} against the item's {call.get('arguments')!r:.60}",
+                "it carries other arguments than the call",
+            )
+    return Aspect(name, "honest", f"sent for every call ({len(calls)}), with its arguments", "every call finished")
+
+
 def judge_finished(seen: Seen) -> list[Aspect]:
-    """The aspects of a reply that finished inside its limit: it must not say it was cut."""
-    return [_judge_finished_status(seen.response), _judge_terminal(seen, cut=False)]
+    """The aspects of a reply that finished inside its limit, each judged on its own: none may
+    say it was cut, for a client may read any of them."""
+    response = seen.response
+    return [
+        _judge_finished_status(response),
+        _judge_finished_reason(response),
+        _judge_finished_items(response),
+        _judge_finished_completed_at(response),
+        _judge_terminal(seen, cut=False),
+        _judge_finished_arguments_done(seen),
+    ]
 
 
 def judge_aspects(seen: Seen) -> list[Aspect]:

@@ -39,8 +39,9 @@ def check(url, probe, model, as_json, timeout) -> None:
     to URL/v1/chat/completions, then judges each aspect of the cut reply on its own: status,
     incomplete_details.reason, the cut item's status, completed_at, and in a stream the
     terminal event and the cut call's function_call_arguments.done. Each probe also sends a
-    request with room to finish, which must be reported "completed": a status that says
-    "incomplete" to every reply tells a client nothing. The verdict names the aspects that
+    request with room to finish, judged on the same aspects, none of which may say it was cut:
+    a status that says "incomplete" to every reply tells a client nothing, and neither does
+    one that says "completed" beside a reason to be cut. The verdict names the aspects that
     fail, and the servers whose signals they are. URL is the server's base URL, e.g.
     http://127.0.0.1:8080 or http://127.0.0.1:18090/buggy; a user:password in it is sent as
     Basic auth and a ?query with every request, and neither is printed.
@@ -50,13 +51,16 @@ def check(url, probe, model, as_json, timeout) -> None:
       0  every aspect of every cut-off reply reports the cut: "incomplete", reason
          "max_output_tokens", the cut item "incomplete", no completed_at, a stream that
          ends with one response.incomplete and sends arguments.done for a cut call; and
-         every reply that finished says "completed"
+         every reply that finished says so: "completed", no incomplete_details, every item
+         "completed", a stream that ends with one response.completed and sends
+         arguments.done for every call
       1  the server reports it wrongly: an aspect says a cut-off reply finished (status or
          the cut item "completed", a null status, a completed_at time, a stream that ends
          with response.completed or sends two terminal events: the llama-server bug and the
-         variants other servers ship), a reply that finished says "incomplete", or an
-         aspect is wrong (e.g. reason "length", no reason, another status); --json's
-         verdict says which: "dishonest" or "wrong"
+         variants other servers ship), a reply that finished says it was cut ("incomplete",
+         incomplete_details, an "incomplete" item, a response.incomplete), or an aspect
+         is wrong (e.g. reason "length", no reason, another status, a missing
+         arguments.done); --json's verdict says which: "dishonest" or "wrong"
       2  can't tell: a bad URL, unreachable, an HTTP error, malformed HTTP, not JSON, JSON
          that RFC 8259 rejects (NaN, 1e999, a key twice), not the expected shape, a
          timeout, a reply over 8 MiB, a chat twin that did not say "length" (the reply

@@ -74,30 +74,29 @@ def test_a_server_that_says_incomplete_to_every_reply_is_dishonest_the_other_way
     ]
     assert report["summary"] == (
         f"{urls['always_incomplete']}: a reply that finished inside its limit is reported as cut by: status, "
-        "terminal event."
+        "incomplete_details.reason, item status, terminal event."
     )
 
 
 def test_the_request_with_room_to_finish_is_the_catalogue_s_and_its_lines_are_printed(urls):
     """tool-finishes, as recorded: 400 tokens of room, and its twin says tool_calls."""
     lines = _check(urls["always_incomplete"], "--probe", "tool").stdout.splitlines()
-    assert lines[-4].startswith("/v1/responses max_output_tokens=400: status='incomplete'")
-    assert lines[-3] == "/v1/chat/completions max_tokens=400: finish_reason='tool_calls'"
-    assert lines[-2] == "  dishonest status: 'incomplete' (says a reply that finished inside its limit was cut)"
+    assert lines[-7].startswith("/v1/responses max_output_tokens=400: status='incomplete'")
+    assert lines[-6] == "/v1/chat/completions max_tokens=400: finish_reason='tool_calls'"
+    assert lines[-5] == "  dishonest status: 'incomplete' (says a reply that finished inside its limit was cut)"
 
 
 def test_an_honest_server_reports_the_finished_reply_completed(server):
     code, report = _report(f"{server.url}/fixed", "--probe", "all")
     assert code == 0
     assert [probe["finished"]["verdict"] for probe in report["probes"]] == ["honest"] * 4
-    assert report["probes"][2]["finished"]["aspects"] == [
-        {"name": "status", "verdict": "honest", "seen": "'completed'", "why": "the reply finished, and says so"},
-        {
-            "name": "terminal_event",
-            "verdict": "honest",
-            "seen": "'response.completed'",
-            "why": "the stream ends as a finished reply's stream does",
-        },
+    assert [(a["name"], a["verdict"], a["seen"]) for a in report["probes"][2]["finished"]["aspects"]] == [
+        ("status", "honest", "'completed'"),
+        ("incomplete_details.reason", "honest", "null"),
+        ("items.status", "honest", "every item says 'completed'"),
+        ("completed_at", "honest", "absent"),
+        ("terminal_event", "honest", "'response.completed'"),
+        ("function_call_arguments.done", "not applicable", "no function call"),
     ]
 
 

@@ -73,7 +73,10 @@ EXPECTED = {
     "buggy": (
         [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]],
         "a reply cut off at max_output_tokens is reported as finished by: status, cut item status, completed_at, "
-        f"terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. Known variant: {STOCK}.",
+        f"terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. A reply that finished "
+        "inside its limit is reported wrongly: function_call_arguments.done (none for the call "
+        "'fc_stPj56etMdSabtdRSVyv2ywgIR8LSjo4': the streaming protocol sends it for every call, cut or finished). "
+        f"Known variant: {STOCK}.",
     ),
     "fixed": (
         [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, H, NA], [H, H, H, H, H, H]],
@@ -120,8 +123,10 @@ def test_the_printed_verdict_is_the_json_one_and_lists_every_aspect_that_applies
     lines = result.stdout.splitlines()
     assert lines[-1] == f"{urls[name]}: {summary}"
     judged = [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("  known variant")]
-    # each probe's cut reply, then its request with room to finish: status, and in a stream the terminal event
-    finished = [[H], [H], [H, H], [H, H]]
+    # each probe's cut reply, then its request with room to finish, judged on the same aspects
+    report = json.loads(_check(urls[name], "--json").stdout)
+    finished = [[aspect["verdict"] for aspect in probe["finished"]["aspects"]] for probe in report["probes"]]
+    assert [len(then) for then in finished] == [len(ASPECTS)] * 4
     assert judged == [
         verdict for probe, then in zip(verdicts, finished) for verdict in [*probe, *then] if verdict != NA
     ]
@@ -229,9 +234,11 @@ def test_check_against_each_variant_behaviour_names_that_server_and_exits_1(serv
     assert result.returncode == report["exit_code"] == 1, report["summary"]
     assert report["verdict"] == "dishonest"
     assert report["summary"].endswith(f"Known variant: {variant}.")
-    # a finished reply is never said to be cut; inspect_ai's non-streamed one says null, not "completed"
+    # a finished reply is never said to be cut; inspect_ai's non-streamed one says null, not "completed",
+    # and its function_call item null; stock llama-server and LocalAI send no arguments.done for a finished call
     finished = [probe["finished"]["verdict"] for probe in report["probes"]]
-    assert finished == ([W, W, H, H] if variant.name == "inspect-ai" else [H] * 4)
+    expected = {"inspect-ai": [W, W, H, W], "buggy": [H, H, H, W], "localai": [H, H, H, W]}
+    assert finished == expected.get(variant.name, [H] * 4)
 
 
 def test_the_docs_list_every_known_variant_as_check_names_it():

@@ -453,18 +453,19 @@ def _finished(name: str, stream_end: str | None = None, **changes) -> Seen:
     if stream_end is None:
         return Seen(reply)
     terminal = StreamEvent(stream_end, {"type": stream_end, "response": reply})
-    return Seen(reply, terminal, {}, (terminal,))
+    done = {item["id"]: item["arguments"] for item in reply["output"] if item["type"] == "function_call"}
+    return Seen(reply, terminal, done, (terminal,))
 
 
 @pytest.mark.parametrize("name", ["text-finishes", "tool-finishes"])
 def test_a_finished_reply_reported_completed_is_honest(name):
     reason = "stop" if name == "text-finishes" else "tool_calls"
     assert yamlkit.chat_finish_reason(name, False) == reason
-    assert _judge_finished(_finished(name), reason) == (
-        "honest",
-        "reported as 'completed'",
-        [Aspect("status", "honest", "'completed'", "the reply finished, and says so"), NOT_A_STREAM],
-    )
+    verdict, why, aspects = _judge_finished(_finished(name), reason)
+    assert (verdict, why) == ("honest", "reported as 'completed'")
+    assert aspects[0] == Aspect("status", "honest", "'completed'", "the reply finished, and says so")
+    assert NOT_A_STREAM in aspects
+    assert {aspect.verdict for aspect in aspects} == {"honest", "not applicable"}
 
 
 def test_a_finished_reply_reported_incomplete_is_dishonest_the_other_way():
@@ -487,15 +488,20 @@ def test_a_finished_reply_reported_incomplete_is_dishonest_the_other_way():
 )
 def test_a_finished_stream_is_judged_by_its_status_and_its_terminal_event(end, status, expected):
     aspects = _judge_finished(_finished("tool-finishes", end, status=status), "tool_calls")[2]
-    assert {aspect.name: aspect.verdict for aspect in aspects} == expected
+    assert {aspect.name: aspect.verdict for aspect in aspects if aspect.name in expected} == expected
+    assert {aspect.verdict for aspect in aspects if aspect.name not in expected} == {"honest"}
 
 
 def test_two_terminal_events_in_a_finished_stream_are_never_honest():
     seen = _finished("text-finishes", "response.completed")
     seen.terminals = (_terminal("response.completed"), _terminal("response.completed"))
-    assert _judge_finished(seen, "stop")[2][1].verdict == "wrong"
+    assert _finished_verdicts(seen)["terminal_event"] == "wrong"
     seen.terminals = (_terminal("response.incomplete"), _terminal("response.completed"))
-    assert _judge_finished(seen, "stop")[2][1].verdict == "dishonest"
+    assert _finished_verdicts(seen)["terminal_event"] == "dishonest"
+
+
+def _finished_verdicts(seen: Seen) -> dict[str, str]:
+    return {aspect.name: aspect.verdict for aspect in _judge_finished(seen, "stop")[2]}
 
 
 @pytest.mark.parametrize("reason", ["length", None, "content_filter"])
