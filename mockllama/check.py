@@ -15,7 +15,9 @@ the response ``status``, ``incomplete_details.reason``, the cut output item's ``
 finished (a ``null`` status too: a client that checks ``status == "incomplete"`` reads it so),
 ``honest`` when it reports the cut as an honest server does, ``wrong`` when it does neither
 (missing, or another value), and ``not applicable`` when the reply has nothing it could say it
-in. A stream has exactly one terminal event; more than one is never honest.
+in. A stream has exactly one terminal event; more than one is never honest. A stream is read as
+the SDKs read it (``sse.read_events``: CR, LF or CRLF, up to ``[DONE]``), and a terminal event is
+known by its ``event:`` line whatever its data.
 
 A status is only worth checking if it can say both things, so each probe also sends a request
 with room to finish (``FINISHING``: ``text-finishes``, ``tool-finishes``, ``thinking-finishes``)
@@ -149,7 +151,8 @@ def strict_json(text: str | bytes):
 
 class StreamEvent(NamedTuple):
     name: str | None  # the SSE `event:` line
-    data: dict
+    data: dict  # the JSON object it carries; empty where its data is none
+    text: str | None = None  # the data as sent, where it is no JSON object: `[DONE]`, text
 
 
 def _recorded_requests(probe: str, scenario: str, stream: bool, model: str | None) -> tuple[dict, dict]:
@@ -191,20 +194,25 @@ def _json(payload: bytes, path: str) -> dict:
 
 
 def _stream_events(payload: bytes, path: str) -> list[StreamEvent]:
+    """The events of a stream as a client reads them (``sse.read_events``: CR, LF or CRLF, up to
+    ``[DONE]``), each with its JSON object. Data that is no JSON object is kept only for an event
+    named as a terminal event, which a client that switches on the event line takes as one."""
     try:
-        blocks = sse.parse_stream(payload)
+        read = sse.read_events(payload)
     except ValueError:  # UnicodeDecodeError
         raise ProbeFailed(f"POST {path} with stream=true answered events that are not UTF-8 JSON") from None
     events = []
-    for block in blocks:
+    for event in read:
         try:
-            data = strict_json(block.data)
+            data = strict_json(event.data)
         except StrictJSONError as err:
             raise _rejected(path, err) from None
         except ValueError:
-            continue  # not JSON at all: chat's `data: [DONE]`, a comment
+            data = None  # not JSON at all: `[DONE]`, text
         if isinstance(data, dict):
-            events.append(StreamEvent(block.name, data))
+            events.append(StreamEvent(event.name, data))
+        elif event.name in TERMINAL_EVENTS:
+            events.append(StreamEvent(event.name, {}, event.data))
     if not events:
         raise ProbeFailed(f"POST {path} with stream=true answered no JSON server-sent events")
     return events
@@ -294,15 +302,21 @@ class Seen:
 
 def seen_in_stream(events: list[StreamEvent], path: str = RESPONSES_PATH) -> Seen:
     """What a probe judges in a Responses stream: the response its last event carries, that
-    event, every terminal event, and the arguments of each arguments.done."""
-    terminal = events[-1]
-    response = _response_object(terminal.data.get("response"), path + " (its last event)")
+    event, every terminal event, and the arguments of each arguments.done. A last event with no
+    JSON (``event: response.completed`` with ``data: [DONE]``, where the SDK stops) carries no
+    response: the one judged is then the last the stream sent."""
+    terminal, where = events[-1], path + " (its last event)"
+    carrying = [e for e in events if e.text is None and isinstance(e.data.get("response"), dict)]
+    if terminal.text is not None and carrying:
+        terminal_response, where = carrying[-1].data["response"], path + " (the last event with a response)"
+    else:
+        terminal_response = terminal.data.get("response")
     done = {
         e.data.get("item_id"): e.data.get("arguments")
         for e in events
         if e.data.get("type") == "response.function_call_arguments.done"
     }
-    return Seen(response, terminal, done, tuple(e for e in events if _is_terminal(e)))
+    return Seen(_response_object(terminal_response, where), terminal, done, tuple(e for e in events if _is_terminal(e)))
 
 
 @dataclass
@@ -334,7 +348,7 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
         assert terminal is not None  # seen_in_stream always has one
         calls = _function_calls(response)
         fields = {
-            "terminal_event": terminal.data.get("type"),
+            "terminal_event": terminal.data.get("type") if terminal.text is None else terminal.name,
             "status": response.get("status"),
             "incomplete_details": response.get("incomplete_details"),
             "function_calls": len(calls),
@@ -487,6 +501,8 @@ def _event_names(event: StreamEvent) -> set:
 
 
 def _shown(event: StreamEvent) -> str:
+    if event.text is not None:
+        return f"event: {event.name!r} with data {event.text!r:.40}"
     kind = event.data.get("type")
     return repr(kind) if _event_names(event) == {kind} else f"event: {event.name!r} with type {kind!r}"
 

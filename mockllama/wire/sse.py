@@ -1,4 +1,5 @@
-"""Server-Sent Events as llama-server frames them, split and rebuilt without touching a byte.
+"""Server-Sent Events: as llama-server frames them, split and rebuilt without touching a byte
+(the replay path), and as a client reads them (``read_events``: what judges a stream).
 
 A recorded stream body is a run of blocks, each ending in a blank line:
 
@@ -7,11 +8,16 @@ A recorded stream body is a run of blocks, each ending in a blank line:
     \\n
 
 Chat completions omit the ``event:`` line and end with ``data: [DONE]``.
+
+``split_blocks`` and ``parse_stream`` know only that LF framing: they cut a recording into the
+blocks the server writes one at a time, and keep every byte. A client is not so narrow, so
+whatever judges what a server sent reads it with ``read_events`` instead.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, AnyStr, NamedTuple
 
@@ -110,3 +116,63 @@ def make_event(name: str | None, payload) -> Event:
     data = dump_json(payload)
     head = f"event: {name}\n" if name is not None else ""
     return Event(name=name, data=data, raw=f"{head}data: {data}\n\n".encode())
+
+
+# The SSE specification's line ends: CRLF, CR or LF, in any mix.
+_LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+DONE = "[DONE]"
+
+
+def read_events(body: bytes) -> list[Event]:
+    """The events a client reads from a stream body, as the SSE specification and the openai
+    SDK's decoder (``openai/_streaming.py``) read them, ``raw`` the bytes each was read from.
+
+    A line ends at CRLF, CR or LF. A line starting with a colon is a comment; otherwise the
+    field name runs to the first colon (the whole line when there is none) and one space after
+    the colon is dropped. ``event`` names the event (the last such line; an empty one, none),
+    ``data`` lines are joined with LF, ``id`` and ``retry`` are kept as the SDK keeps them, any
+    other field is ignored. A blank line ends an event once any of those fields has been seen
+    (the SDK's rule: an ``event:`` line without data makes an event too; the last non-empty
+    ``id`` is never forgotten). An event cut off before its blank line is never read. The stream ends at the first
+    event whose data starts with ``[DONE]``, as the SDK's stream ends: that event is the last one
+    read, with its ``event:`` line, so that a terminal event is counted by its name whatever its
+    data. Not UTF-8: UnicodeDecodeError, as in the SDK.
+    """
+    events: list[Event] = []
+    name: str | None = None
+    data: list[str] = []
+    last_id: str | None = None
+    retry = False
+    start = 0
+    for line in _LINE.finditer(body):
+        text = line.group(1).decode("utf-8")
+        if not text:
+            if name is None and not data and not last_id and not retry:
+                continue
+            event = Event(name, "\n".join(data), body[start : line.end()])
+            events.append(event)
+            if event.data.startswith(DONE):
+                break
+            name, data, retry, start = None, [], False, line.end()
+            continue
+        if text.startswith(":"):
+            continue
+        field, _, value = text.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            name = value or None
+        elif field == "data":
+            data.append(value)
+        elif field == "id" and "\0" not in value:
+            last_id = value
+        elif field == "retry":
+            retry = retry or _is_int(value)
+    return events
+
+
+def _is_int(value: str) -> bool:
+    try:
+        int(value)  # what the SDK takes as a retry
+    except ValueError:
+        return False
+    return True

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openai._streaming import SSEDecoder
 
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios, patched_cassette_dir
 from mockllama.wire import sse
@@ -112,3 +114,88 @@ def test_payloads_of_every_recorded_stream_are_its_events_json():
     assert len(streams) > 20
     for body in streams:
         assert sse.payloads(body.decode()) == [event.json() for event in sse.parse_stream(body)]
+
+
+# Reading a stream as a client does (issue 55 item 2): the openai SDK's own decoder is the reference.
+
+FIELDS = st.one_of(
+    st.sampled_from(
+        [
+            "event: response.completed",
+            "event:response.incomplete",
+            "event: x ",
+            "event:",
+            "data: {}",
+            "data:1",
+            "data:  2",
+            "data",
+            "data: [DONE]",
+            "data: [DONE] trailing",
+            "id: 7",
+            "id",
+            "retry: 10",
+            "retry: x",
+            ": comment",
+            ":",
+            "other: field",
+            "",
+        ]
+    ),
+    st.text(alphabet="abdt: {}[]é", max_size=8),
+)
+ENDS = st.sampled_from(["\n", "\r", "\r\n"])
+
+
+def _sdk_events(chunks: list[bytes]) -> list[tuple[str | None, str]]:
+    """What the openai SDK's stream reads: each event its decoder yields, up to the first whose
+    data starts with [DONE], which ends the stream (openai/_streaming.py, Stream.__stream__)."""
+    events = []
+    for event in SSEDecoder().iter_bytes(iter(chunks)):
+        events.append((event.event, event.data))
+        if event.data.startswith("[DONE]"):
+            break
+    return events
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(FIELDS, ENDS), max_size=14), st.data())
+def test_a_stream_is_read_as_the_openai_sdk_reads_it_whatever_its_line_ends(lines, data):
+    body = "".join(line + end for line, end in lines).encode()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=4)))
+    chunks = [body[start:end] for start, end in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    read = sse.read_events(body)
+    assert [(event.name, event.data) for event in read] == _sdk_events(chunks)
+    assert b"".join(event.raw for event in read) == body[: len(b"".join(event.raw for event in read))]
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r", b"\r\n"])
+def test_every_line_end_the_specification_allows_ends_a_line(end):
+    body = end.join([b"event: response.completed", b'data: {"a":1}', b"", b"data: 2", b"data: 3", b"", b""])
+    assert [(event.name, event.data) for event in sse.read_events(body)] == [
+        ("response.completed", '{"a":1}'),
+        (None, "2\n3"),
+    ]
+
+
+def test_done_ends_the_stream_and_is_read_with_its_event_line():
+    body = b"event: response.completed\ndata: [DONE]\n\nevent: response.incomplete\ndata: {}\n\n"
+    assert [(event.name, event.data) for event in sse.read_events(body)] == [("response.completed", "[DONE]")]
+    assert _sdk_events([body]) == [("response.completed", "[DONE]")]
+
+
+def test_an_event_cut_off_before_its_blank_line_is_never_read():
+    assert sse.read_events(b"data: 1\n\ndata: 2\n") == [sse.Event(None, "1", b"data: 1\n\n")]
+
+
+def test_every_recorded_stream_is_read_as_its_blocks_are_parsed():
+    """The replay path splits recordings by their LF framing; a client reads the same events."""
+    streams = [
+        interaction.body
+        for directory in (bundled_cassette_dir(), patched_cassette_dir())
+        for scenario in load_scenarios([directory]).values()
+        for interaction in scenario.interactions
+        if interaction.is_event_stream
+    ]
+    for body in streams:
+        blocks = [event for event in sse.parse_stream(body) if event.data or event.name]
+        assert [(e.name, e.data) for e in sse.read_events(body)] == [(e.name, e.data) for e in blocks]

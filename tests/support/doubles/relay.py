@@ -33,9 +33,11 @@ def relay_app(
     rewrite_body: Callable[[dict], dict] = lambda body: body,
     rewrite_events: Callable[[Events], Events] = lambda events: events,
     behaviour: str = "fixed",
+    encode: Callable[[Events], bytes] = encode_events,
 ) -> web.Application:
     """An app that answers each POST by asking ``upstream``'s ``behaviour`` and rewriting the
-    Responses reply (a JSON body or an event stream); chat completions pass through."""
+    Responses reply (a JSON body or an event stream, written back by ``encode``); chat
+    completions pass through."""
 
     async def answer(request: web.Request) -> web.Response:
         body = await request.read()
@@ -48,7 +50,7 @@ def relay_app(
             status, content_type, payload = reply.status, reply.content_type, await reply.read()
         if request.path.endswith("/responses") and status == 200:
             if content_type == "text/event-stream":
-                payload = encode_events(rewrite_events(decode_events(payload)))
+                payload = encode(rewrite_events(decode_events(payload)))
             else:
                 payload = json.dumps(rewrite_body(json.loads(payload))).encode()
         return web.Response(status=status, body=payload, content_type=content_type)
