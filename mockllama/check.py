@@ -1054,7 +1054,7 @@ class Report:
         }
 
 
-def run(url: str, probes: Sequence[str] = ("text",), model: str | None = None, timeout: float = 60.0) -> Report:
+def run(url: str, probes: Sequence[str] = ("all",), model: str | None = None, timeout: float = 60.0) -> Report:
     """Tell whether the server at `url` reports a reply cut off by `max_output_tokens` as cut off,
     and a reply that finished as finished, as `mockllama check` does.
 
@@ -1071,7 +1071,8 @@ def run(url: str, probes: Sequence[str] = ("text",), model: str | None = None, t
             `?query` with every request; neither is ever printed.
         probes: Which probes to send: `text` (`text-cut-8`), `tool` (`tool-cut-20`), `stream`
             (both, streamed), `reasoning` (`thinking-cut-12`, for a server that thinks), or
-            `all` (text, tool and stream).
+            `all` (text, tool and stream; the default, what a CI gate should run: a server
+            may lie only in its streams, and only `stream` sends one).
         model: The `model` to send, for a server that checks it; by default the recorded one.
         timeout: Seconds each request may take, from connecting to the reply's last byte.
 

@@ -16,11 +16,12 @@ from mockllama.check import run
     "--probe",
     "probe",
     type=click.Choice(["text", "tool", "stream", "reasoning", "all"]),
-    default="text",
+    default="all",
     show_default=True,
-    help="text: text-cut-8; tool: tool-cut-20; stream: both, streamed; reasoning: thinking-cut-12, a "
-    "reply cut while the model thinks (exit 2 if the server does not think); all: text, tool "
-    "and stream. Each also sends its scenario with room to finish (text-finishes, tool-finishes, "
+    help="all: text, tool and stream, what a CI gate should run (a server may lie only in its "
+    "streams); text: text-cut-8; tool: tool-cut-20; stream: both, streamed; reasoning: "
+    "thinking-cut-12, a reply cut while the model thinks (exit 2 if the server does not think). "
+    "Each also sends its scenario with room to finish (text-finishes, tool-finishes, "
     "thinking-finishes).",
 )
 @click.option("--model", help='The "model" to send (default: the recorded "x"; set it for servers that check).')

@@ -46,7 +46,7 @@ FINISHED_CALL_WITHOUT_DONE = (
 
 
 def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server):
-    lines = _check(f"{server.url}/buggy").stdout.splitlines()
+    lines = _check(f"{server.url}/buggy", "--probe", "text").stdout.splitlines()
     assert lines == [
         "/v1/responses max_output_tokens=8: status='completed' incomplete_details=None output_tokens=8",
         "/v1/chat/completions max_tokens=8: finish_reason='length'",

@@ -120,7 +120,7 @@ def test_a_stream_with_two_terminal_events_is_dishonest(urls):
 
 
 def test_a_null_status_is_dishonest_even_with_the_reason_set(urls):
-    result = _check(urls["inspect_ai"])
+    result = _check(urls["inspect_ai"], "--probe", "text")
     assert result.returncode == 1, result.stdout
     lines = result.stdout.splitlines()
     assert lines[0].startswith(
@@ -162,7 +162,7 @@ def test_a_wrong_reason_under_an_honest_status_is_wrong_and_exits_1(urls):
 
 
 def test_usage_below_the_limit_is_reported_as_the_fallback_gone(urls):
-    result = _check(urls["undercounted_usage"])
+    result = _check(urls["undercounted_usage"], "--probe", "text")
     assert result.returncode == 1, result.stdout
     lines = result.stdout.splitlines()
     assert (

@@ -8,13 +8,15 @@ stream reader, fed the same bytes, shows what a client takes the reply for.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from openai._streaming import SSEDecoder
 
 from mockllama import check
 from mockllama.server.background import BackgroundServer
-from support.doubles import reframed
+from support.doubles import hybrid_terminal, reframed
 from support.doubles.relay import decode_events
 from support.httpkit import call
 
@@ -63,3 +65,28 @@ def test_a_lying_terminal_event_is_dishonest_however_the_stream_is_framed(urls, 
     assert report.summary.startswith(f"{urls[mode]}: a reply cut off at max_output_tokens is reported as finished by: ")
     # the finished streams, framed the same way without a lie, are read whole and judged honest
     assert [probe.finished.verdict for probe in report.probes if probe.finished] == ["honest"] * 2
+
+
+# The default probe is what a CI gate should run: streams too ("Also seen" in issue 55).
+
+
+def test_check_with_no_probe_named_looks_at_streams_too(server):
+    """hybrid_terminal lies only in streams: its non-streamed replies are fixed's, honest."""
+    double = BackgroundServer(hybrid_terminal.create_app(server.url)).start()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "mockllama", "check", double.url, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        double.stop()
+    report = json.loads(result.stdout)
+    assert [(probe["probe"], probe["scenario"]) for probe in report["probes"]] == [
+        ("text", "text-cut-8"),
+        ("tool", "tool-cut-20"),
+        ("stream", "text-cut-8"),
+        ("stream", "tool-cut-20"),
+    ]
+    assert (result.returncode, report["verdict"]) == (1, "dishonest"), report["summary"]

@@ -85,7 +85,7 @@ def _cli(*args):
 def test_a_server_that_drips_a_byte_a_second_is_cut_off_at_the_timeout(hostile):
     hostile.answers = {"responses": ("drip",), "chat": ("json", 200, HONEST_TWIN)}
     started = time.monotonic()
-    report = check.run(hostile.server.url, timeout=2)
+    report = check.run(hostile.server.url, probes=["text"], timeout=2)
     assert time.monotonic() - started < 15  # the old per-read timeout never fired: it ran forever
     assert report.exit_code == 2
     assert "within 2 s" in report.probes[0].reason
@@ -291,7 +291,7 @@ def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
         password = quote(basic_auth.PASSWORD, safe="")
         url = f"http://{basic_auth.USER}:{password}@127.0.0.1:{proxy.port}/?key={basic_auth.KEY}"
         text = _cli(url, "--probe", "all")
-        as_json = _cli(url, "--json")
+        as_json = _cli(url, "--probe", "text", "--json")
     assert text.exit_code == 1, text.output  # the stock llama-server behind the proxy was reached and judged
     assert (
         as_json.exit_code == 1
