@@ -279,7 +279,7 @@ class ReplayOptions:
         metadata=option(
             "--pace",
             "instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
-            "predicted_per_token_ms per delta). A number scales that: 2 is twice as fast.",
+            "predicted_per_token_ms per delta). A number (0.001 or more) scales that: 2 is twice as fast.",
             metavar="instant|recorded|FACTOR",
             parse=parse_pace,
             shown_default="instant",

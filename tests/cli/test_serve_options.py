@@ -90,7 +90,8 @@ def test_every_declared_option_is_in_serve_help_with_its_help(declared, help_tex
     [
         (["--journal-size", "lots"], "'lots' is not a whole number >= 0"),
         (["--port", "65536"], "'65536' is not a whole number from 0 to 65535"),
-        (["--pace", "fast"], "pace must be instant, recorded or a positive number, not 'fast'"),
+        (["--pace", "fast"], "pace must be instant, recorded or a number from 0.001 up, not 'fast'"),
+        (["--pace", "1e-300"], "pace must be instant, recorded or a number from 0.001 up, not '1e-300'"),
         (["--behaviour", "honest"], "unknown behaviour 'honest'; use one of: buggy, fixed, spec"),
         (["--cors-origin", "localhost:5173"], "'localhost:5173' is not an origin"),
         (["--upstream-timeout", "0"], "'0' is not a number of seconds >= 0.1"),

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from mockllama.server import pacing
 from mockllama.server.pacing import parse_pace
 from support import yamlkit
 from support.httpkit import call, request_bytes
@@ -164,7 +165,18 @@ def test_parse_pace(text, factor):
     assert parse_pace(text) == factor
 
 
-@pytest.mark.parametrize("text", ["fast", "0", "-1", ""])
+@pytest.mark.parametrize("text", ["fast", "0", "-1", "", "nan"])
 def test_parse_pace_refuses_nonsense(text):
     with pytest.raises(ValueError, match="pace must be"):
         parse_pace(text)
+
+
+@pytest.mark.parametrize("text", ["1e-300", "0.0009", "inf", "1e999"])
+def test_a_pace_so_slow_that_no_stream_ends_or_not_a_finite_number_is_refused(text):
+    """Issue 55 item 13: 1e-300 made every wait of a paced stream longer than any test runs."""
+    with pytest.raises(ValueError, match="a number from 0.001 up"):
+        parse_pace(text)
+
+
+def test_the_slowest_pace_is_a_thousand_times_slower_than_recorded():
+    assert pacing.MIN_PACE == 0.001 and parse_pace("0.001") == pacing.MIN_PACE

@@ -18,7 +18,7 @@ import pytest
 from mockllama.app import ServeOptions, create_app
 from mockllama.matching import bounded_cache
 from mockllama.server import app as server_app
-from mockllama.server import faults, journal, limits
+from mockllama.server import faults, journal, limits, pacing
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.record_on_miss import RecordOnMiss
@@ -236,6 +236,13 @@ def _fault_number(s):
     assert _post(s(), request_bytes(TEXT_CUT_8), {"X-Mockllama-Fault": "stall=1000000000"})[0] == 400
 
 
+def _pace(_s):
+    assert pacing.MIN_PACE == 0.001 and pacing.parse_pace("0.001") == 0.001
+    for refused in ("0.0009", "1e-300", "inf"):
+        with pytest.raises(ValueError):
+            pacing.parse_pace(refused)
+
+
 def _open_files(_s):
     before, after = limits.raise_open_file_limit()
     assert after >= before and limits.open_file_limit() == after
@@ -260,6 +267,7 @@ LIMITS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "journal": (("`--journal-size N`", "(1000;", "256 KiB", "`--journal-bytes` (32 MiB)"), _journal),
     "request head": (("8190 bytes a line", "128 headers"), _request_head),
     "a fault's number (`stall=MS`, `disconnect=N`, ...)": (("0 to 999999999",), _fault_number),
+    "`--pace FACTOR`": (("0.001 or more", "finite", "refused at start"), _pace),
     "open files": (("soft limit raised to the hard limit",), _open_files),
 }
 
