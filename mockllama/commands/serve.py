@@ -23,6 +23,7 @@ from mockllama.recordings.cassettes import collection_paused
 from mockllama.server.faults import help_lines as fault_help_lines
 from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
 from mockllama.server.options import OptionError, options_of
+from mockllama.server.stopping import HANDLERS_GRACE
 from mockllama.upstream.options import with_record_dir
 
 if TYPE_CHECKING:
@@ -188,7 +189,8 @@ def serve(**given) -> None:
     raise_open_file_limit()  # idle clients each hold a socket; 1024 is soon reached
     access = {"access_log_format": '%a "%r" %s %b'} if options.access_log else {"access_log": None}
     try:
-        web.run_app(app, print=listening, **where, **access)
+        # SIGTERM and Ctrl-C end every wait (server.stopping); what still runs is then bounded too
+        web.run_app(app, print=listening, shutdown_timeout=HANDLERS_GRACE, **where, **access)
     except OSError as err:
         click.echo(f"mockllama: cannot listen on {host}:{port}: {err.strerror or err}. Try another --port.", err=True)
         sys.exit(2)

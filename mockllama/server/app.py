@@ -31,6 +31,7 @@ from mockllama.server.options import ReplayOptions, blame
 from mockllama.server.outgoing import Outgoing
 from mockllama.server.pacing import PacingStep
 from mockllama.server.steps import Answer, Step
+from mockllama.server.stopping import STOPPING, Stopping
 from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, send
 from mockllama.wire.errors import RequestError, error_body
@@ -563,6 +564,8 @@ def create_replay_app(
     with blame("faults"):
         app[FAULT_PLAN] = FaultPlan.build(scenarios, dict(options.faults))
     app[OUTGOING_STEPS] = outgoing_steps(app[SETTINGS], app[FAULT_PLAN])
+    stopping = app[STOPPING] = Stopping()
+    app.on_shutdown.append(stopping.on_shutdown)  # first: the waits end before any other hook waits
     if options.allowed_hosts:  # empty: any Host header, as llama-server
         app.middlewares.append(host_guard(frozenset(host_name(host) for host in options.allowed_hosts)))
     with blame("cors_origins"):

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import threading
 
 from aiohttp import web
 
 from mockllama.server.options import DEFAULT_HOST
+from mockllama.server.stopping import HANDLERS_GRACE
+
+log = logging.getLogger("mockllama")
+
+# The longest stop() waits for the app's clean-up, which bounds itself (the waits end at once,
+# recordings in progress get their grace): past it, the server's thread is left to the process.
+STOP_TIMEOUT = 60.0
 
 
 class BackgroundServer:
@@ -30,7 +39,7 @@ class BackgroundServer:
         return f"{self.url}/{behaviour}/v1"
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None)
+        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=HANDLERS_GRACE)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -43,13 +52,15 @@ class BackgroundServer:
 
     def stop(self) -> None:
         if self._runner is not None:
-            # No time limit here: the app's own clean-up bounds itself (recordings in progress
-            # are given a short grace to finish, then abandoned).
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
+            try:
+                asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(STOP_TIMEOUT)
+            except concurrent.futures.TimeoutError:
+                log.warning("mockllama: the server had not stopped after %g s; leaving it behind", STOP_TIMEOUT)
             self._runner = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)
-        self._loop.close()
+        if not self._thread.is_alive():
+            self._loop.close()
 
     def __enter__(self) -> BackgroundServer:
         return self.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,7 +19,7 @@ import pytest
 from mockllama.app import ServeOptions, create_app
 from mockllama.matching import bounded_cache
 from mockllama.server import app as server_app
-from mockllama.server import faults, journal, limits, pacing
+from mockllama.server import faults, journal, limits, pacing, stopping
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.record_on_miss import RecordOnMiss
@@ -236,6 +237,22 @@ def _fault_number(s):
     assert _post(s(), request_bytes(TEXT_CUT_8), {"X-Mockllama-Fault": "stall=1000000000"})[0] == 400
 
 
+def _stopping(_s):
+    """The bound; tests/server/test_stopping.py and tests/plugin/test_plugin_stopping.py stop servers mid-wait."""
+    assert stopping.HANDLERS_GRACE == 0.5
+    server = BackgroundServer(create_app(SCENARIOS, ServeOptions(delay=600_000))).start()
+    answers = []
+    waiting = threading.Thread(target=lambda: answers.append(_post(server, request_bytes(TEXT_CUT_8))))
+    waiting.start()
+    time.sleep(0.5)  # until the request waits: the journal has no entry before it ends
+    started = time.monotonic()
+    server.stop()
+    waiting.join(10)
+    assert time.monotonic() - started < 3
+    status, _, body = answers[0]
+    assert status == 503 and json.loads(body)["error"]["type"] == "unavailable_error"
+
+
 def _pace(_s):
     assert pacing.MIN_PACE == 0.001 and pacing.parse_pace("0.001") == 0.001
     for refused in ("0.0009", "1e-300", "inf"):
@@ -267,6 +284,10 @@ LIMITS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "journal": (("`--journal-size N`", "(1000;", "256 KiB", "`--journal-bytes` (32 MiB)"), _journal),
     "request head": (("8190 bytes a line", "128 headers"), _request_head),
     "a fault's number (`stall=MS`, `disconnect=N`, ...)": (("0 to 999999999",), _fault_number),
+    "waits of mockllama's own at shutdown (`stall=MS`, `stall-between=MS`, `--delay MS`, `--pace`)": (
+        ("end at once on SIGTERM", "0.5 s", "503 `unavailable_error`"),
+        _stopping,
+    ),
     "`--pace FACTOR`": (("0.001 or more", "finite", "refused at start"), _pace),
     "open files": (("soft limit raised to the hard limit",), _open_files),
 }
