@@ -68,7 +68,7 @@ from mockllama.upstream.client import (
 )
 from mockllama.upstream.options import SHUTDOWN_GRACE, RecordingOptions, record_dir
 from mockllama.upstream.record_mode import RecordMode
-from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET, SPOOL_THRESHOLD, ReplyBudget, Spool
+from mockllama.upstream.spool import BLOCK_BYTES, DEFAULT_REPLY_BUDGET, SPOOL_THRESHOLD, ReplyBudget, Spool
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.sizes import DEFAULT_MAX_REPLY_BYTES
@@ -582,31 +582,36 @@ class Recorder:
             "nothing was recorded. Retry once the recordings in progress are written.",
         )
 
-    async def _chunks(self, response: aiohttp.ClientResponse, flight: Flight):
-        """The reply's bytes as they arrive, up to the cap, and each taken from the budget for
-        replies in flight (a Content-Length over either stops at once)."""
-        cap, budget = self.options.max_reply_bytes, self.budget
-        if response.content_length is not None:
-            if response.content_length > cap:
+    def _check_length(self, response: aiohttp.ClientResponse) -> None:
+        """A Content-Length over the cap or the budget stops the reply before any of it is read."""
+        length = response.content_length
+        if length is not None:
+            if length > self.options.max_reply_bytes:
                 raise self._too_large(response)
-            if not budget.fits(response.content_length):
+            if not self.budget.fits(length):
                 raise self._over_budget(response)
-        total = 0
-        async for chunk in response.content.iter_any():
-            total += len(chunk)
-            if total > cap:
-                raise self._too_large(response)
-            if not budget.take(len(chunk)):
-                raise self._over_budget(response)
-            flight.held += len(chunk)
-            yield chunk
+
+    def _hold(self, response: aiohttp.ClientResponse, flight: Flight, counted: int, cost: int) -> int:
+        """``cost`` more bytes held for the reply, which has ``counted`` so far: within the cap, and
+        taken from the budget for replies in flight. The new count."""
+        counted += cost
+        if counted > self.options.max_reply_bytes:
+            raise self._too_large(response)
+        if not self.budget.take(cost):
+            raise self._over_budget(response)
+        flight.held += cost
+        return counted
 
     async def _read_into(self, spool: Spool, response: aiohttp.ClientResponse, flight: Flight, framed: bool) -> None:
-        """The reply into ``spool``: each part as it comes, or (``framed``) each whole SSE block."""
-        pending = bytearray()
-        async for chunk in self._chunks(response, flight):
+        """The reply into ``spool``: each part as it comes, or (``framed``) each whole SSE block.
+        What it holds is counted as it arrives, before it is framed, and each block's offset in the
+        spool (``spool.BLOCK_BYTES``) too, so that tiny blocks cannot hold more than the cap."""
+        self._check_length(response)
+        counted, pending = 0, bytearray()
+        async for chunk in response.content.iter_any():
+            counted = self._hold(response, flight, counted, len(chunk))
             if not framed:
-                self._keep(spool, [chunk], flight)
+                counted = self._keep(spool, [chunk], flight, response, counted)
                 continue
             pending += chunk
             blocks, end = [], block_end(pending)
@@ -615,11 +620,15 @@ class Recorder:
                 del pending[:end]
                 end = block_end(pending)
             if blocks:
-                self._keep(spool, blocks, flight)
+                counted = self._keep(spool, blocks, flight, response, counted)
         if pending:
-            self._keep(spool, [bytes(pending)], flight)
+            self._keep(spool, [bytes(pending)], flight, response, counted)
 
-    def _keep(self, spool: Spool, blocks: list[bytes], flight: Flight) -> None:
+    def _keep(
+        self, spool: Spool, blocks: list[bytes], flight: Flight, response: aiohttp.ClientResponse, counted: int
+    ) -> int:
+        """``blocks`` into ``spool``, their offsets counted: the new count."""
+        counted = self._hold(response, flight, counted, BLOCK_BYTES * len(blocks))
         try:
             spool.extend(blocks)
         except OSError as err:  # a full or unwritable TMPDIR: this machine's fault, not the upstream's
@@ -632,6 +641,7 @@ class Recorder:
             ) from None
         if spool is flight.spool:
             flight.more()
+        return counted
 
     def _write(self, flight: Flight, exchanges: list[Exchange], info: ServerInfo) -> tuple[Scenario, int]:
         """Merge into NAME.yaml (an interaction with the same method, path, stream flag and turn is

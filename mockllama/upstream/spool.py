@@ -3,6 +3,10 @@ threshold in a temporary file, as nginx buffers a proxied reply (``proxy_buffers
 ``proxy_temp_path``). A large reply is then held once, on disk, however many clients follow it;
 it is read back whole only by the thread that writes the recording.
 
+A spool holds its blocks' bytes together (one bytearray, or the file) and one offset a block, so
+that what a reply costs is its bytes and ``BLOCK_BYTES`` a block, whatever its framing: a stream of
+empty SSE blocks costs what it counts (``Spool.cost``), which the cap and the budget both count.
+
 And the budget that all replies in flight share, so that many concurrent misses cannot between
 them hold more than a set number of bytes.
 """
@@ -11,10 +15,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from array import array
 from typing import IO
 
 # Bytes of one reply kept in memory; the rest goes to an unnamed temporary file (in TMPDIR).
 SPOOL_THRESHOLD = 1024 * 1024
+# What each block costs beyond its bytes: its end offset, a 64-bit integer in an array.
+BLOCK_BYTES = 8
 # Bytes of upstream replies that the recordings in progress may hold between them (spooled or
 # not): four replies at record's 64 MiB cap.
 DEFAULT_REPLY_BUDGET = 256 * 1024 * 1024
@@ -27,50 +34,57 @@ class Spool:
     def __init__(self, threshold: int = SPOOL_THRESHOLD):
         self.threshold = threshold
         self.size = 0
-        self._spans: list[tuple[int, int]] = []  # each block's (offset, length)
-        self._memory: list[bytes] = []  # the blocks, until they are spooled
+        self._ends = array("q")  # where each block ends: no object of its own per block
+        self._memory = bytearray()  # the blocks, until they are spooled
         self._file: IO[bytes] | None = None  # the blocks once spooled, and then _memory is empty
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return len(self._ends)
 
     @property
     def spooled(self) -> bool:
         return self._file is not None
+
+    @property
+    def cost(self) -> int:
+        """What the spool holds, as the cap and the budget count it: its bytes and each block's offset."""
+        return self.size + BLOCK_BYTES * len(self._ends)
 
     def extend(self, blocks: list[bytes]) -> None:
         """Add blocks; past the threshold, the whole reply so far moves to the file. OSError if
         the file cannot be written (a full or unwritable TMPDIR)."""
         offset = self.size
         for block in blocks:
-            self._spans.append((self.size, len(block)))
             self.size += len(block)
+            self._ends.append(self.size)
         if self._file is None and self.size <= self.threshold:
-            self._memory.extend(blocks)
+            for block in blocks:
+                self._memory += block
             return
+        data = b"".join(blocks)
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="mockllama-reply-")
-            blocks, offset, self._memory = [*self._memory, *blocks], 0, []
-        _write_at(self._file.fileno(), b"".join(blocks), offset)
+            data, offset, self._memory = bytes(self._memory) + data, 0, bytearray()
+        _write_at(self._file.fileno(), data, offset)
 
     def block(self, index: int) -> bytes:
+        start = self._ends[index - 1] if index else 0
         if self._file is None:
-            return self._memory[index]
-        offset, length = self._spans[index]
-        return _read_at(self._file.fileno(), offset, length)
+            return bytes(self._memory[start : self._ends[index]])
+        return _read_at(self._file.fileno(), start, self._ends[index] - start)
 
     def read(self) -> bytes:
         """The whole reply, one bytes object."""
         if self._file is None:
-            return b"".join(self._memory)
+            return bytes(self._memory)
         return _read_at(self._file.fileno(), 0, self.size)
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
-        self._memory = []
-        self._spans = []
+        self._memory = bytearray()
+        self._ends = array("q")
 
 
 def _write_at(fd: int, data: bytes, offset: int) -> None:

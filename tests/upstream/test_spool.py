@@ -30,9 +30,9 @@ def test_blocks_come_back_as_they_went_in_wherever_they_are_held(threshold):
 def test_a_reply_past_the_threshold_leaves_memory_for_a_file():
     spool = Spool(threshold=16)
     spool.extend([b"0123456789"])
-    assert not spool.spooled and spool._memory == [b"0123456789"]
+    assert not spool.spooled and spool._memory == b"0123456789"
     spool.extend([b"abcdefghij"])
-    assert spool.spooled and spool._memory == []
+    assert spool.spooled and spool._memory == b""
     assert spool.read() == b"0123456789abcdefghij"
     file = spool._file
     spool.close()
