@@ -63,5 +63,32 @@ def test_the_github_actions_job_runs_the_image_as_a_service_on_its_port():
     [job] = yaml.safe_load(GITHUB_ACTIONS.read_text())["jobs"].values()
     service = job["services"]["mockllama"]
     assert service["image"].rpartition(":")[0].endswith("/mockllama")
-    assert service["ports"] == [f"{exposed_port()}:{exposed_port()}"]
+    assert service["ports"] == [f"127.0.0.1:{exposed_port()}:{exposed_port()}"]
     assert job["env"]["OPENAI_BASE_URL"] == f"http://127.0.0.1:{exposed_port()}/fixed/v1"
+
+
+def install_command() -> list[str]:
+    """The words of the install stage's `pip install`, its line continuations joined."""
+    joined = CONTAINERFILE.replace("\\\n", " ")
+    [line] = [line for line in joined.splitlines() if line.startswith("RUN ") and "pip install" in line]
+    words = line.split()
+    start = words.index("install", words.index("/opt/mockllama/bin/pip"))
+    return words[start + 1 : words.index("&&", start)]
+
+
+def test_the_image_installs_the_wheel_built_in_dist_by_its_path_never_by_its_name():
+    """A bare `mockllama` with the index on takes the highest version anywhere: a newer release, or
+    someone else's upload of the name, instead of dist/'s wheel."""
+    words = install_command()
+    links = words.index("--find-links")
+    requirements = [word for i, word in enumerate(words) if not word.startswith("-") and i != links + 1]
+    assert requirements == ["/tmp/wheels/mockllama-*.whl"], words
+    # Its dependencies come from dist/'s wheels too (and from the index unless PIP_NO_INDEX=1).
+    assert words[links + 1] == "/tmp/wheels", words
+
+
+def test_every_port_the_page_publishes_is_on_127_0_0_1():
+    """The page advises publishing on 127.0.0.1; a bare `-p 18090:18090` puts mockllama on every interface."""
+    published = re.findall(r"(?:-p|--publish)[ =](\S*:\d+)\b", PAGE.read_text())
+    assert published, "the page publishes no port: this test would prove nothing"
+    assert all(port.startswith("127.0.0.1:") for port in published), published

@@ -21,6 +21,7 @@ from support.recordings import SCENARIOS
 from support.waiting import wait_for
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
+SHOW_VERSION = "import importlib.metadata as m; print(m.version('mockllama'))"
 SIZE_LIMIT_MB = 300  # the Debian base is 172 MB of it
 
 
@@ -40,6 +41,13 @@ def test_mockllama_is_pid_1_and_not_root(served):
     assert uids == [str(USER_ID)] * 4
     command = served.podman("exec", served.name, "cat", "/proc/1/cmdline").stdout.split("\0")
     assert command[1:4] == ["/opt/mockllama/bin/mockllama", "serve", "--host"], command
+
+
+def test_the_mockllama_installed_is_the_wheel_built(served, build_context):
+    """By its path, never a release of the same name from the package index."""
+    [wheel] = (build_context / "dist").glob("mockllama-*.whl")
+    shown = served.podman("exec", served.name, "/opt/mockllama/bin/python", "-c", SHOW_VERSION).stdout.strip()
+    assert shown == wheel.name.split("-")[1], (shown, wheel.name)
 
 
 def test_the_health_check_says_healthy(served):
