@@ -87,6 +87,16 @@ def test_the_image_installs_the_wheel_built_in_dist_by_its_path_never_by_its_nam
     assert words[links + 1] == "/tmp/wheels", words
 
 
+def test_the_image_users_home_is_outside_the_record_volume():
+    """mockllama keeps its cassette index under HOME: in /record it would land in the user's recordings."""
+    [useradd] = [line for line in CONTAINERFILE.replace("\\\n", " ").splitlines() if "useradd" in line]
+    home = re.search(r"--home-dir (\S+)", useradd)
+    assert home, useradd
+    volumes = re.findall(r"^VOLUME (\S+)$", CONTAINERFILE, re.MULTILINE)
+    assert volumes and not any(home[1] == v or home[1].startswith(v.rstrip("/") + "/") for v in volumes), home[1]
+    assert "--create-home" in useradd.split(), useradd  # the index can be written there
+
+
 def test_every_port_the_page_publishes_is_on_127_0_0_1():
     """The page advises publishing on 127.0.0.1; a bare `-p 18090:18090` puts mockllama on every interface."""
     published = re.findall(r"(?:-p|--publish)[ =](\S*:\d+)\b", PAGE.read_text())

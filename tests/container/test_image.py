@@ -43,6 +43,11 @@ def test_mockllama_is_pid_1_and_not_root(served):
     assert command[1:4] == ["/opt/mockllama/bin/mockllama", "serve", "--host"], command
 
 
+def test_the_user_has_a_writable_home_of_its_own_outside_the_record_volume(served):
+    home = served.podman("exec", served.name, "sh", "-c", 'echo "$HOME" && test -w "$HOME"').stdout.split()
+    assert home == ["/home/mockllama"], home
+
+
 def test_the_mockllama_installed_is_the_wheel_built(served, build_context):
     """By its path, never a release of the same name from the package index."""
     [wheel] = (build_context / "dist").glob("mockllama-*.whl")
@@ -104,6 +109,8 @@ def test_a_recording_made_inside_lands_in_the_record_volume(start_container, tmp
         assert wait_for(seed_cassette.exists, seconds=30), container.logs()
 
     assert seed_cassette.stat().st_uid == USER_ID
+    # The cassette index lives in the user's home, never among the recordings a user commits.
+    assert not (record / ".cache").exists(), sorted(path.name for path in record.iterdir())
     scenario = load_scenarios([record])[seed_cassette.stem]
     assert scenario.find("POST", "/v1/responses", False).request_json["input"] == SEED["input"]
     assert (record / "provenance.json").is_file()
