@@ -8,7 +8,7 @@ import click
 
 from mockllama.commands.common import chosen, load, options_from
 from mockllama.server.options import ReplayOptions
-from mockllama.teaching.explain import journal_lines, render, stories, story
+from mockllama.teaching.explain import Unexplained, explained_or_raise, journal_lines, render, stories
 from mockllama.teaching.journal_client import JournalUnreadable, fetch_journal
 from mockllama.wire.scrub import scrub_text
 from mockllama.wire.terminal import printable
@@ -64,7 +64,11 @@ def explain(scenario, cassettes, recordings, journal_url, last, timeout) -> None
             err=True,
         )
         sys.exit(2)
-    told = [story(scenarios[scenario])] if scenario else stories(scenarios)
+    try:
+        told = [explained_or_raise(scenarios[scenario])] if scenario else stories(scenarios)
+    except Unexplained as err:
+        click.echo(printable(f"mockllama explain: {err}"), err=True)
+        sys.exit(2)
     for one in told:
         for line in render(one):
             click.echo(line)

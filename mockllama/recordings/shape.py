@@ -18,6 +18,7 @@ from mockllama.wire import sse
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
+USAGE_DETAILS = ("input_tokens_details", "output_tokens_details")  # spec spreads them into its own
 TERMINAL_EVENTS = ("response.completed", "response.incomplete")
 
 
@@ -34,6 +35,9 @@ def header_problem(name, value) -> str | None:
 def _item_problem(item, where: str) -> str | None:
     if not isinstance(item, dict) or not isinstance(item.get("type"), str):
         return f'{where} is not an output item object with a "type"'
+    # fixed, spec and the variants key items by id (which calls have their arguments announced)
+    if "id" in item and not isinstance(item["id"], str):
+        return f'{where} has an "id" that is not a string'
     if item["type"] == "message":
         content = item.get("content", [])
         if not isinstance(content, list) or not all(isinstance(part, dict) for part in content):
@@ -55,6 +59,12 @@ def response_object_problem(response, where: str) -> str | None:
     ):
         if not isinstance(response.get(key), kind) or isinstance(response.get(key), bool):
             return f"{where} has no {key!r} that is {label}"
+    return output_and_usage_problem(response, where)
+
+
+def output_and_usage_problem(response: dict, where: str) -> str | None:
+    """What stops the behaviours from reading any response object's output and usage, or None: the
+    variants rewrite every terminal event's (``response.failed`` too), spec every one's usage."""
     output = response.get("output", [])
     if not isinstance(output, list):
         return f"{where}.output is not a list"
@@ -68,6 +78,10 @@ def response_object_problem(response, where: str) -> str | None:
         and all(isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool) for key in USAGE_FIELDS)
     ):
         return f"{where}.usage is not an object with integer {', '.join(USAGE_FIELDS)}"
+    details = usage or {}
+    for key in USAGE_DETAILS:
+        if details.get(key) is not None and not isinstance(details[key], dict):
+            return f"{where}.usage.{key} is not an object"
     return None
 
 
@@ -85,14 +99,14 @@ def _event_problem(payload, number: int) -> str | None:
         return f'stream event {number} has no "item_id" string'
     if "part" in payload and not isinstance(payload["part"], dict):
         return f'stream event {number} has a "part" that is not an object'
+    if "delta" in payload and not isinstance(payload["delta"], str):  # spec joins reasoning deltas
+        return f'stream event {number} has a "delta" that is not a string'
     if "response" in payload and not isinstance(payload["response"], dict):
         return f'stream event {number} has a "response" that is not an object'
+    where = f"stream event {number} ({payload['type']}) response"
     if payload["type"] in TERMINAL_EVENTS:
-        return response_object_problem(
-            payload["response"] if "response" in payload else None,
-            f"stream event {number} ({payload['type']}) response",
-        )
-    return None
+        return response_object_problem(payload["response"] if "response" in payload else None, where)
+    return output_and_usage_problem(payload["response"], where) if "response" in payload else None
 
 
 def _stream_problem(payloads: list) -> str | None:

@@ -240,9 +240,9 @@ def test_small_shared_aliases_still_load(tmp_path):
 # 3. Cassettes that load, then crash later
 
 
-def _tamper(change):
+def _tamper(change, name="text-cut-8"):
     def tampered():
-        cassette = _recording("text-cut-8")
+        cassette = _recording(name)
         change(cassette)
         return cassette
 
@@ -272,6 +272,38 @@ def _edit_last_event(edit):
         payload = json.loads(data.removeprefix("data: "))
         edit(payload)
         blocks[index] = f"{name}\ndata: {json.dumps(payload)}"
+        reply["body"]["string"] = "\n\n".join(blocks)
+
+    return change
+
+
+def _edit_events(kind, edit):
+    """Edit the payload of each event of the given type in the streamed /v1/responses reply."""
+
+    def change(cassette):
+        reply = _responses_reply(cassette, True)
+        blocks = reply["body"]["string"].split("\n\n")
+        for index, block in enumerate(blocks):
+            if block.startswith(f"event: {kind}\n"):
+                name, data = block.split("\n", 1)
+                payload = json.loads(data.removeprefix("data: "))
+                edit(payload)
+                blocks[index] = f"{name}\ndata: {json.dumps(payload)}"
+        reply["body"]["string"] = "\n\n".join(blocks)
+
+    return change
+
+
+def _failed_event_before_the_end(output):
+    """A response.failed event, the recorded terminal event's copy with ``output`` put in, before it."""
+
+    def change(cassette):
+        reply = _responses_reply(cassette, True)
+        blocks = reply["body"]["string"].split("\n\n")
+        index = max(i for i, block in enumerate(blocks) if block.startswith("event: response.completed"))
+        payload = json.loads(blocks[index].split("\n", 1)[1].removeprefix("data: "))
+        failed = {**payload, "type": "response.failed", "response": {**payload["response"], "output": output}}
+        blocks.insert(index, f"event: response.failed\ndata: {json.dumps(failed)}")
         reply["body"]["string"] = "\n\n".join(blocks)
 
     return change
@@ -313,6 +345,26 @@ REFUSED = {
         lambda c: _responses_reply(c, True)["body"].__setitem__("string", b"event: x\ndata: \xff\n\n"),
         "not UTF-8",
     ),
+    # What fixed, spec and the variants read beyond the terminal event's response (issue 55, item 6)
+    "function-call-id-is-a-list": (
+        _edit_events("response.output_item.done", lambda p: p["item"].__setitem__("id", ["fc"])),
+        'item has an "id" that is not a string',
+        "tool-cut-8",
+    ),
+    "body-function-call-id-is-a-list": (
+        _edit_body(lambda b: b["output"][0].__setitem__("id", ["fc"])),
+        'output[0] has an "id" that is not a string',
+        "tool-cut-8",
+    ),
+    "failed-event-output-is-a-number": (_failed_event_before_the_end(5), "output is not a list"),
+    "input-details-are-a-string": (
+        _edit_body(lambda b: b["usage"].__setitem__("input_tokens_details", "cached")),
+        "usage.input_tokens_details is not an object",
+    ),
+    "stream-output-details-are-a-list": (
+        _edit_last_event(lambda p: p["response"]["usage"].__setitem__("output_tokens_details", [1])),
+        "usage.output_tokens_details is not an object",
+    ),
     "reason-with-crlf": (lambda c: _responses_reply(c)["status"].__setitem__("message", "OK\r\nX: y"), "line break"),
     "status-out-of-range": (lambda c: _responses_reply(c)["status"].__setitem__("code", 999), "not an HTTP status"),
 }
@@ -320,8 +372,8 @@ REFUSED = {
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_a_cassette_that_cannot_be_served_is_refused_at_load_with_file_and_reason(tmp_path, case):
-    change, reason = REFUSED[case]
-    path = _write(tmp_path, case, _tamper(change)())
+    change, reason, *recording = REFUSED[case]
+    path = _write(tmp_path, case, _tamper(change, *recording)())
     with pytest.raises(CassetteError) as caught:
         load_scenarios([tmp_path])
     assert str(path) in str(caught.value)
@@ -345,6 +397,33 @@ def _serves_lists_and_explains(directory: Path) -> None:
                     assert status == interaction.status, (behaviour, interaction.describe(), body[:300])
         status, _, body = call(server.url, "GET", "/_mockllama/scenarios.json")
         assert status == 200 and isinstance(json.loads(body), list)
+
+
+def test_a_scenario_that_cannot_be_explained_takes_no_other_with_it(tmp_path, monkeypatch):
+    """A shape the load checks do not know yet (here: the checks switched off, and a function_call
+    id that is a list): the teaching data still holds every other scenario, and names the bad one;
+    `explain NAME` says why in a line, never a traceback."""
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
+    monkeypatch.setattr("mockllama.recordings.cassettes.reply_problem", lambda interaction: None)
+    _write(tmp_path, "good", _recording("text-cut-8"))
+    change = _edit_events("response.output_item.done", lambda p: p["item"].__setitem__("id", ["fc"]))
+    _write(tmp_path, "bad", _tamper(change, "tool-cut-8")())
+    scenarios = load_scenarios([tmp_path])
+    with BackgroundServer(create_app(scenarios)) as server:
+        status, _, body = call(server.url, "GET", "/_mockllama/scenarios.json")
+    assert status == 200, body[:300]
+    told = {story["name"]: story for story in json.loads(body)}
+    assert told["good"]["kind"] == "responses" and told["good"]["cut"] is True
+    assert told["bad"]["kind"] == "unexplained" and "cannot be explained" in told["bad"]["note"]
+
+    runner = CliRunner()
+    result = runner.invoke(main, ["explain", "bad", "--cassettes", str(tmp_path)])
+    assert result.exit_code == 2 and not isinstance(result.exception, TypeError), result.output
+    assert "mockllama explain: scenario 'bad' cannot be explained" in result.stderr
+    assert "Traceback" not in result.output
+    every = runner.invoke(main, ["explain", "--cassettes", str(tmp_path)])
+    assert every.exit_code == 0, every.output
+    assert "== good " in every.output and "cannot be explained" in every.output
 
 
 SERVED = {
