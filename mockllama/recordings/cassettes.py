@@ -21,7 +21,7 @@ from pathlib import Path
 from mockllama.recordings.chat_twin import turn_of
 from mockllama.recordings.index import IndexWriter, read_index, stamp, unchanged
 from mockllama.recordings.parallel import map_in_order
-from mockllama.recordings.shape import reply_problem
+from mockllama.recordings.shape import name_problem, reply_problem
 from mockllama.wire import sse
 from mockllama.wire.nesting import MAX_JSON_DEPTH, cannot_nest_deeper, depth_exceeds
 from mockllama.wire.routes import CHAT_PATH
@@ -278,6 +278,9 @@ def load_cassette(path: Path, setup: str = DEFAULT_SETUP) -> Scenario:
     requests, responses = read_cassette(path)
     if not requests:
         raise CassetteError(path, "the cassette holds no interactions")
+    problem = name_problem(path.stem)
+    if problem:
+        raise CassetteError(path, problem)
     scenario = Scenario(name=path.stem, source=path, setup=setup)
     for number, (request, response) in enumerate(zip(requests, responses), start=1):
         try:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockllama.recordings.chat_twin import chat_twin
+from mockllama.recordings.shape import name_problem
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 DEFAULT_CATALOGUE = Path(__file__).resolve().parent / "catalogue.json"
@@ -162,6 +163,8 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
             raise CatalogueError(f'{source}: every scenario needs a plain "name" (a file name), got {name!r}')
+        if name_problem(name):
+            raise CatalogueError(f"{source}: {name_problem(name)}")
         if name in names:
             raise CatalogueError(f"{source}: scenario {name!r} appears twice")
         names.add(name)

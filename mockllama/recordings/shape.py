@@ -12,11 +12,20 @@ import json
 import re
 
 from mockllama.wire import sse
+from mockllama.wire.headers import UNSENDABLE_IN_A_HEADER
+from mockllama.wire.routes import CHAT_PATH
 
 # RFC 9110 token characters for a header name; a value may hold no control characters at all,
 # above all no line break, which would end the header block early.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_HEADER_VALUE_BAD = UNSENDABLE_IN_A_HEADER
+# A scenario's name and its chat twin's finish_reason go into reply headers (X-Mockllama-Scenario,
+# X-Mockllama-Decided-By), where aiohttp refuses any control character but a tab: and a tab at
+# either end of a name would be lost there, so none at all.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# JSON writes a control character in a string as an escape (DEL may stay as it is): only a reply
+# whose finish_reason holds either is parsed to look closer.
+_ODD_FINISH_REASON = re.compile(rb'"finish_reason"\s*:\s*"[^"]*[\\\x7f]')
 USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens")
 USAGE_DETAILS = ("input_tokens_details", "output_tokens_details")  # spec spreads them into its own
 TERMINAL_EVENTS = ("response.completed", "response.incomplete")
@@ -29,6 +38,24 @@ def header_problem(name, value) -> str | None:
         return f"response header {name!r} has a value that is not a string: {value!r}"
     if _HEADER_VALUE_BAD.search(value):
         return f"response header {name!r} holds a line break or control character: {value!r}"
+    return None
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a scenario, or None."""
+    if _CONTROL.search(name):
+        return f"the scenario name {name!r} holds a control character, and a name goes into a reply header"
+    return None
+
+
+def _finish_reason_problem(payloads: list) -> str | None:
+    """A chat reply's finish_reason that could not go into X-Mockllama-Decided-By, or None."""
+    for payload in payloads:
+        choices = payload.get("choices") if isinstance(payload, dict) else None
+        for choice in choices if isinstance(choices, list) else ():
+            reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+            if isinstance(reason, str) and _CONTROL.search(reason):
+                return f"its finish_reason {reason!r} holds a control character, and it goes into a reply header"
     return None
 
 
@@ -161,6 +188,8 @@ def reply_problem(interaction) -> str | None:
             text = interaction.body.decode("utf-8")
         except UnicodeDecodeError:
             return "the recorded stream is not UTF-8 text"
+    if interaction.path == CHAT_PATH and _ODD_FINISH_REASON.search(interaction.body):
+        return _finish_reason_problem(sse.payloads(text) if text is not None else [interaction.body_json])
     if interaction.path != "/v1/responses" or interaction.status != 200:
         return None
     if not isinstance(interaction.request_json, dict):

@@ -35,7 +35,7 @@ from mockllama.server.stopping import STOPPING, Stopping
 from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, send
 from mockllama.wire.errors import RequestError, error_body
-from mockllama.wire.headers import HOP_BY_HOP
+from mockllama.wire.headers import HOP_BY_HOP, UNSENDABLE_IN_A_HEADER
 from mockllama.wire.nesting import refuse_deep_nesting
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
@@ -284,7 +284,22 @@ def reply_headers(
     headers[TURN_HEADER] = str(turn)
     if decided_by:
         headers["X-Mockllama-Decided-By"] = decided_by
+    _refuse_unsendable(headers, scenario)
     return CIMultiDictProxy(headers)
+
+
+def _refuse_unsendable(headers: CIMultiDict, scenario: str) -> None:
+    """A head aiohttp would refuse to send is an error reply now, while one can still be sent and
+    journalled as what it is, not a 200 the client never gets. The load checks keep such values
+    out of recordings: this holds for whatever they miss. Once per head built (``reply_headers``
+    is cached)."""
+    for name, value in headers.items():
+        if UNSENDABLE_IN_A_HEADER.search(value):
+            raise RequestError(
+                500,
+                f"mockllama: the recording {scenario!r} cannot be replayed: its {name} header would be "
+                f"{value!r}, and a control character cannot be sent in a header.",
+            )
 
 
 def _what_is_asked(

@@ -309,6 +309,18 @@ def _failed_event_before_the_end(output):
     return change
 
 
+def _twin_finish_reason(reason):
+    """The non-streamed chat twin's finish_reason replaced by ``reason``."""
+
+    def change(cassette):
+        reply = next(i["response"] for i in cassette["interactions"] if i["request"]["uri"].endswith("/completions"))
+        body = json.loads(reply["body"]["string"])
+        body["choices"][0]["finish_reason"] = reason
+        reply["body"]["string"] = json.dumps(body)
+
+    return change
+
+
 def _first_request(edit):
     return lambda c: edit(c["interactions"][0]["request"])
 
@@ -365,6 +377,10 @@ REFUSED = {
         _edit_last_event(lambda p: p["response"]["usage"].__setitem__("output_tokens_details", [1])),
         "usage.output_tokens_details is not an object",
     ),
+    # The twin's finish_reason goes into the X-Mockllama-Decided-By reply header (issue 55, item 7)
+    "twin-finish-reason-with-crlf": (_twin_finish_reason("length\r\nX-Evil: 1"), "control character"),
+    "twin-finish-reason-with-esc": (_twin_finish_reason("length\x1b[2J"), "control character"),
+    "twin-finish-reason-with-del": (_twin_finish_reason("length\x7f"), "control character"),
     "reason-with-crlf": (lambda c: _responses_reply(c)["status"].__setitem__("message", "OK\r\nX: y"), "line break"),
     "status-out-of-range": (lambda c: _responses_reply(c)["status"].__setitem__("code", 999), "not an HTTP status"),
 }
@@ -458,6 +474,34 @@ def test_every_bundled_cassette_passes_the_load_checks():
 # 4. Terminal escapes in file names
 
 EVIL_NAME = "evil\x1b[31mred\x1b]0;pwned\x07\x9b2J"
+
+
+@pytest.mark.parametrize("name", ["evil\rname", "evil\nname", "evil\x1b[2J", "evil\x7f", "evil\tname"])
+def test_a_file_name_with_a_control_character_is_refused_at_load(tmp_path, name):
+    """The name is the X-Mockllama-Scenario reply header: a control character there is a reply
+    aiohttp will not send (issue 55, item 7)."""
+    path = _write(tmp_path, name, _recording("text-cut-8"))
+    with pytest.raises(CassetteError) as caught:
+        load_scenarios([tmp_path])
+    assert str(path) in str(caught.value) and "control character" in str(caught.value)
+
+
+def test_a_name_that_cannot_go_into_a_header_is_answered_500_and_journalled_so(tmp_path, monkeypatch):
+    """A value the load checks miss (here: the checks switched off) is refused when the reply head
+    is made: the client gets a 500 in llama-server's shape, not an empty reply, and the journal
+    says 500, not the 200 that was never sent."""
+    monkeypatch.setenv("MOCKLLAMA_INDEX_DIR", "off")
+    monkeypatch.setattr("mockllama.recordings.cassettes.reply_problem", lambda interaction: None)
+    _write(tmp_path, "twin", _tamper(_twin_finish_reason("length\r\nX-Evil: 1"))())
+    scenarios = load_scenarios([tmp_path])
+    responses = scenarios["twin"].find("POST", "/v1/responses", False)
+    with BackgroundServer(create_app(scenarios)) as server:
+        status, headers, body = call(server.url, "POST", "/fixed/v1/responses", request_bytes(responses))
+        assert status == 500 and "X-Evil" not in headers, body
+        assert "X-Mockllama-Decided-By" in json.loads(body)["error"]["message"]
+        _, _, journal = call(server.url, "GET", "/_mockllama/journal")
+    [entry] = json.loads(journal)["entries"]
+    assert entry["status"] == 500 and "X-Mockllama-Decided-By" in entry["error"]
 
 
 def test_file_names_with_terminal_escapes_are_printed_escaped(tmp_path):

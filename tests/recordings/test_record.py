@@ -131,6 +131,10 @@ def test_chat_twin_converts_items_instructions_tools_and_tool_choice():
         ({"scenarios": [{"name": "a", "requests": [], "turns": []}]}, 'only beside "responses"'),
         ({"scenarios": [{"name": "a", "responses": {}, "turns": [{"drop": ["x"]}]}]}, 'needs a "tool_output"'),
         ({"scenarios": [{"name": "a", "responses": {}, "note": ["sampled"]}]}, '"note" must be a string'),
+        # A name goes into the X-Mockllama-Scenario reply header: no CR, LF, ESC or DEL (issue 55, item 7)
+        ({"scenarios": [{"name": "a\r\nX-Evil: 1", "responses": {}}]}, "control character"),
+        ({"scenarios": [{"name": "a\x1b[2J", "responses": {}}]}, "control character"),
+        ({"scenarios": [{"name": "a\x7f", "responses": {}}]}, "control character"),
     ],
 )
 def test_bad_catalogues_are_refused_with_a_reason(catalogue, words):
