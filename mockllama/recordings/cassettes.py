@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 from mockllama.recordings.chat_twin import turn_of
@@ -67,6 +67,13 @@ def patched_cassette_dir() -> Path:
 
 # The recording sets shipped with mockllama, by the name `--recordings` takes.
 RECORDING_SETS = {"stock": bundled_cassette_dir, "patched": patched_cassette_dir}
+
+
+@cache
+def bundled_names() -> frozenset[str]:
+    """Every scenario name of the bundled recording sets: the pytest plugin serves one of them
+    beside a record directory, so a recording under one of these names would stop it starting."""
+    return frozenset(path.stem for make in RECORDING_SETS.values() for path in cassette_files(make()))
 
 
 @dataclass(eq=False)

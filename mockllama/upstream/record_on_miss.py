@@ -44,6 +44,7 @@ from mockllama.recordings.cassettes import (
     CassetteError,
     Interaction,
     Scenario,
+    bundled_names,
     load_cassette,
     read_cassette,  # the safe reading every load uses
 )
@@ -405,6 +406,13 @@ class Recorder:
                 f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): "
                 "a name is a file name of letters, digits, '.', '_' and '-'.",
             )
+        if name in bundled_names() and not self._ours(name):
+            raise RequestError(
+                400,
+                f"mockllama: cannot record into the scenario {name!r} (from X-Mockllama-Scenario): a bundled "
+                "recording has that name, and the pytest plugin serves the bundled recordings beside the "
+                "record directory, where one name may appear once. Choose another name to record this request.",
+            )
         if not self._ours(name):
             raise RequestError(
                 400,
@@ -419,10 +427,13 @@ class Recorder:
         return self.options.record_to / f"{name}.yaml"
 
     def _ours(self, name: str) -> bool:
-        """Whether recording into NAME.yaml leaves every loaded name once: no scenario has it yet,
-        or the one that has it is that very file."""
+        """Whether recording into NAME.yaml leaves every loaded name once: no scenario has it yet
+        (nor a bundled one, which the pytest plugin loads beside it), or the one that has it is
+        that very file."""
         owner = self.matcher.scenarios.get(name)
-        return owner is None or owner.source.resolve() == self._file(name).resolve()
+        if owner is None:
+            return name not in bundled_names()
+        return owner.source.resolve() == self._file(name).resolve()
 
     async def _fly(self, flight: Flight) -> None:
         upstream = self.options.upstream

@@ -515,3 +515,31 @@ def test_slug_names_are_readable_and_stable():
     assert slug_name(sent).startswith("count-from-1-to-200-separated-by-spaces-8-")
     other = Sent("POST", "/v1/responses", "", json.dumps({**SEED, "temperature": 0.5}).encode(), (), None)
     assert slug_name(other) != slug_name(sent)
+
+
+# --- names the pytest plugin serves beside the record directory (issue 55, item 11) ---------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_bundled_name_is_never_recorded_into_even_when_the_bundled_set_is_not_served(
+    upstream, proxy, tmp_path, stream
+):
+    """serve --upstream serves no bundled recording, yet the pytest plugin serves the bundled set
+    beside the record directory: a text-cut-8.yaml there would stop it starting. Refused, as a
+    name another loaded cassette holds is, and nothing is forwarded or written."""
+    seen = Seen()
+    mock = proxy(upstream(seen=seen).url)
+    header = {"X-Mockllama-Scenario": "text-cut-8"}
+    status, _, body = call(mock.url, "POST", "/fixed/v1/responses", _request("text-cut-8", stream), header)
+    assert status == 400, body
+    message = json.loads(body)["error"]["message"]
+    assert "'text-cut-8'" in message and "bundled" in message and "Choose another name" in message
+    assert _written(tmp_path / "recorded") == [] and seen.paths() == []
+
+
+def test_a_slug_passes_over_a_bundled_name(proxy, tmp_path, monkeypatch):
+    """A name made from the prompt that a bundled recording holds gets -2, as for any taken name."""
+    monkeypatch.setattr("mockllama.upstream.record_on_miss.slug_name", lambda sent: "text-cut-8")
+    recorder = proxy("http://127.0.0.1:9").app[RECORDER]
+    sent = Sent("POST", "/v1/responses", "", b"{}", (), None)
+    assert recorder.target_name(sent) == "text-cut-8-2"
