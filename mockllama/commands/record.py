@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -12,15 +13,20 @@ import click
 from mockllama.recordings.catalogue import CatalogueError, load_catalogue, load_setup
 from mockllama.recordings.record import (
     DEFAULT_MAX_REPLY_BYTES,
+    Outcome,
     RecordError,
     probe,
     record_scenario,
     require_setup,
     write_provenance,
 )
+from mockllama.recordings.record_sweep import record_sweep, sweep_file, working_folder
 from mockllama.wire.scrub import split_credentials
 from mockllama.wire.terminal import printable
 from mockllama.wire.untrusted_http import url_problem
+
+# A sweep prints its progress at most this often (seconds), and at its end.
+PROGRESS_EVERY = 5.0
 
 CATALOGUE_HELP = """\b
 The catalogue is a JSON file; the default one (shipped with mockllama) reproduces the
@@ -42,6 +48,37 @@ each streamed and not, or a list of raw requests:
                    "headers": {"Content-Type": "application/json"}}]}
   ]}
 """
+
+
+async def sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth) -> Outcome:
+    """One sweep, with its progress: positions done of all, and the time left at the pace so far."""
+    folder = working_folder(out_dir, entry.name)
+    click.echo(
+        printable(
+            f"sweep {entry.name}: asking the server where the reply finishes; every position then goes to "
+            f"{folder} as it is recorded (a run stopped midway goes on from there), then into "
+            f"{sweep_file(out_dir, entry.name)}"
+        )
+    )
+    started, last = time.monotonic(), [0.0]
+
+    def progress(done: int, total: int, said: str) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < PROGRESS_EVERY:
+            return
+        last[0] = now
+        pace = (now - started) / done
+        click.echo(printable(f"  {done}/{total} positions, about {pace * (total - done):.0f} s left ({said})"))
+
+    outcome = await record_sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth, progress)
+    elapsed = time.monotonic() - started
+    if outcome.recorded:
+        click.echo(
+            f"  {outcome.recorded} positions recorded in {elapsed:.0f} s "
+            f"({60 * outcome.recorded / max(elapsed, 1e-9):.0f} a minute); "
+            f"{outcome.positions - outcome.recorded} were on disk already"
+        )
+    return Outcome(outcome.scenario, outcome.summary, outcome.failed, outcome.note)
 
 
 @click.command(epilog=CATALOGUE_HELP)
@@ -141,12 +178,17 @@ def record(
         )
         out_dir.mkdir(parents=True, exist_ok=True)
         outcomes = []
-        with click.progressbar(
-            length=len(entries), label="recording", item_show_func=lambda text: text and printable(text)
-        ) as bar:
-            for entry in entries:
-                outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
-                bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
+        plain = [entry for entry in entries if entry.sweep is None]
+        if plain:
+            with click.progressbar(
+                length=len(plain), label="recording", item_show_func=lambda text: text and printable(text)
+            ) as bar:
+                for entry in plain:
+                    outcomes.append(await record_scenario(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
+                    bar.update(1, f"{entry.name}: {outcomes[-1].summary}")
+        for entry in entries:
+            if entry.sweep is not None:
+                outcomes.append(await sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
         for outcome in outcomes:
             click.echo(printable(f"  {outcome.scenario:32} {outcome.summary}"))
         path = write_provenance(

@@ -40,8 +40,53 @@ def scenario_row(scenario: Scenario) -> dict:
         "twin_finish_reason": scenario.twin_finish_reason(responses) if responses and twin else None,
         "turns": scenario.turns,
         "setup": scenario.setup,
+        "sweep": scenario.sweep,
         "source": str(scenario.source),
     }
+
+
+def _changes(values: list) -> str:
+    """A column over a sweep's positions: each value with the positions it holds for, in order
+    (``length 1-36, tool_calls 37``); one value alone when it holds for all."""
+    runs: list[list] = []
+    for limit, value in values:
+        if runs and runs[-1][0] == value:
+            runs[-1][2] = limit
+        else:
+            runs.append([value, limit, limit])
+    if len(runs) == 1:
+        return str(runs[0][0] or "-")
+    return ", ".join(f"{value or '-'} {first}" + (f"-{last}" if last != first else "") for value, first, last in runs)
+
+
+def sweep_row(rows: list[dict]) -> dict:
+    """What `mockllama scenarios` shows of a sweep: one line, its positions' range, and where each
+    column changes along it."""
+    first, last = rows[0], rows[-1]
+    changing = ("responses_status", "fixed_status", "twin_finish_reason")
+    return {
+        **first,
+        "name": f"{first['sweep']}@{first['limit']}-{last['limit']}",
+        "limit": f"{first['limit']}-{last['limit']}",
+        "positions": len(rows),
+        **{column: _changes([(row["limit"], row[column]) for row in rows]) for column in changing},
+    }
+
+
+def one_row_a_sweep(rows: list[dict]) -> list[dict]:
+    """The rows with each sweep's positions made one row, where its first position stood."""
+    by_sweep: dict[str, list[dict]] = {}
+    for row in rows:
+        if row["sweep"] is not None:
+            by_sweep.setdefault(row["sweep"], []).append(row)
+    shown, seen = [], set()
+    for row in rows:
+        if row["sweep"] is None:
+            shown.append(row)
+        elif row["sweep"] not in seen:
+            seen.add(row["sweep"])
+            shown.append(sweep_row(sorted(by_sweep[row["sweep"]], key=lambda r: r["limit"])))
+    return shown
 
 
 @click.command()
@@ -52,8 +97,10 @@ def scenarios(cassettes, recordings, as_json) -> None:
     server set-up recorded from (serve --setup), endpoints.
 
     A scenario with more than one turn is a conversation: each request is answered with the turn
-    its own input asks for (1 + the model replies it already carries)."""
-    rows = [scenario_row(s) for s in in_reading_order(load(chosen(cassettes, recordings)))]
+    its own input asks for (1 + the model replies it already carries). A sweep (the same request
+    recorded at every limit up to where it finishes) is one line, NAME@FIRST-LAST: its positions
+    are the scenarios NAME@N, and each column says where along them it changes."""
+    rows = one_row_a_sweep([scenario_row(s) for s in in_reading_order(load(chosen(cassettes, recordings)))])
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))

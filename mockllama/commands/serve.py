@@ -134,6 +134,16 @@ Example:
 """
 
 
+def counted(scenarios: dict) -> str:
+    """How many scenarios are served, a sweep counted once (and its positions said apart)."""
+    sweeps = {scenario.sweep for scenario in scenarios.values() if scenario.sweep is not None}
+    positions = sum(1 for scenario in scenarios.values() if scenario.sweep is not None)
+    single = len(scenarios) - positions
+    if not sweeps:
+        return f"{single} scenarios"
+    return f"{single + len(sweeps)} scenarios, {len(sweeps)} of them sweeps of {positions} positions in all"
+
+
 @click.command(help=SERVE_HELP)
 @options_from(ServeOptions)
 def serve(**given) -> None:
@@ -170,7 +180,7 @@ def serve(**given) -> None:
     def listening(_aiohttp_banner: str) -> None:
         """run_app calls this once the socket is bound: only then are the URLs true."""
         click.echo(base)  # first, alone: what a test setup reads to find the server
-        click.echo(f"mockllama {__version__}: {len(scenarios)} scenarios, default behaviour {options.behaviour}")
+        click.echo(f"mockllama {__version__}: {counted(scenarios)}, default behaviour {options.behaviour}")
         for name in BEHAVIOURS:
             click.echo(f"  {name + ':':{width}} {base}/{name}/v1")
         click.echo(f"  {'default:':{width}} {base}/v1  (X-Mockllama-Behaviour picks per request)")

@@ -220,6 +220,15 @@ def canonical_key(path: str, body, canonical=None) -> str:
     return _KEY_TEXT(canonical)
 
 
+def limitless_key(path: str, body) -> str:
+    """The exact-match key of the request less its token limit: what every position of a sweep
+    (recordings.sweeps) shares."""
+    canonical = canonical_request(path, body)
+    if isinstance(canonical, dict):
+        canonical = {key: value for key, value in canonical.items() if key != "max_tokens"}
+    return _KEY_TEXT(canonical)
+
+
 def unordered_key(path: str, body, canonical=None) -> str:
     """The key with every key order ignored: for recordings whose body vcrpy stored as a YAML
     mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot

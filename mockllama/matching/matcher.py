@@ -2,14 +2,18 @@
 
 Order, first that applies:
 1. a body that is not JSON is answered by a recording with the very same bytes, else a 400;
-2. explicit selection: the ``X-Mockllama-Scenario`` header, or a ``model`` that names a scenario;
+2. explicit selection: the ``X-Mockllama-Scenario`` header, or a ``model`` that names a scenario
+   (or a sweep, whose position is then the request's own limit);
 3. the request in canonical form (what llama-server generates from, see ``canonical``) equals a
    recorded one: an exact lookup (ignoring key order only against a recording that stored its
    body as a mapping, and so lost the order it was sent in);
 4. a later turn of a conversation whose first turn it shares;
-5. a 400 for a field of the wrong type;
-6. the ``--fallback`` scenario;
-7. a 404 that lists the nearest scenarios and how each differs, in the client's own words
+5. a request that differs from a sweep's positions only by a limit past where its reply finishes:
+   the finished position, as llama-server sends the same finished reply for any larger limit
+   (``recordings.sweeps``);
+6. a 400 for a field of the wrong type;
+7. the ``--fallback`` scenario;
+8. a 404 that lists the nearest scenarios and how each differs, in the client's own words
    (``differences``): another prompt, or tools on one side only, is farther than any number of
    other differences.
 
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
-from mockllama.matching.canonical import canonical_key, unordered_key
+from mockllama.matching.canonical import canonical_key, limitless_key, unordered_key
 from mockllama.matching.differences import count_of, describe, nearest
 from mockllama.matching.keys import conversation_key, keys_for
 from mockllama.matching.nearness import Candidates, Fingerprints
@@ -35,6 +39,7 @@ from mockllama.matching.turns import OwnReplies, own_replies, own_turn
 from mockllama.matching.validation import stream_type_error, type_error
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused
 from mockllama.recordings.chat_twin import turn_of
+from mockllama.recordings.sweeps import position_name
 from mockllama.wire.errors import RequestError
 
 # Larger bodies are matched afresh each time, so the memory of past selections stays bounded.
@@ -49,7 +54,7 @@ NEAR_NAME = 0.75
 @dataclass(frozen=True)
 class Selection:
     interaction: Interaction
-    how: str  # "header", "model", "match", "conversation", "recorded-bytes", "fallback" or "route"
+    how: str  # "header", "model", "match", "conversation", "sweep-end", "recorded-bytes", "fallback" or "route"
     turn: int = 1  # the conversation turn answered (1 for a single-turn scenario)
 
 
@@ -96,6 +101,8 @@ class Matcher:
         self._orderless: dict[tuple[str, str, str], Interaction] = {}  # bodies stored as mappings
         self._replies: dict[str, tuple[Scenario, OwnReplies]] = {}  # the replies of scenarios chosen by name
         self._fingerprints = Fingerprints()  # the 404's nearest search (prepare_nearest)
+        self._sweeps: dict[str, Scenario] = {}  # each served sweep's last position, by the sweep's name
+        self._sweep_ends: dict[tuple[str, str, str], Interaction] | None = None  # made on the first miss
         with collection_paused():
             for scenario in scenarios.values():
                 self._index(scenario, first_wins=True)
@@ -105,6 +112,11 @@ class Matcher:
 
     def _index(self, scenario: Scenario, first_wins: bool) -> None:
         served = scenario.setup == self.setup
+        if scenario.sweep is not None and served:
+            last = self._sweeps.get(scenario.sweep)
+            if last is None or (scenario.limit or 0) > (last.limit or 0):
+                self._sweeps[scenario.sweep] = scenario
+                self._sweep_ends = None
         for interaction in scenario.interactions:
             route = (interaction.method, interaction.path)
             if not served and interaction.method != "GET":
@@ -183,12 +195,32 @@ class Matcher:
         later = conversation_key(path, body)
         if later is not None and (method, path, later) in self._conversations:
             return self._turn_of(self._conversations[(method, path, later)], method, path, body, "conversation")
+        finished = self._past_the_end(method, path, body)
+        if finished is not None:
+            return Selection(finished, "sweep-end")
         problem = type_error(path, body)
         if problem:
             raise RequestError(400, problem)
         if self.fallback is not None:
             return self._turn_of(self.fallback, method, path, body, "fallback")
         raise RequestError(404, self._no_match_message(method, path, body))
+
+    def _past_the_end(self, method: str, path: str, body) -> Interaction | None:
+        """The finished position of a sweep this request differs from only by a larger limit."""
+        if not self._sweeps or not isinstance(body, dict):
+            return None
+        if self._sweep_ends is None:
+            self._sweep_ends = {
+                (i.method, i.path, limitless_key(i.path, i.request_json)): i
+                for last in self._sweeps.values()
+                for i in last.interactions
+                if isinstance(i.request_json, dict)
+            }
+        finished = self._sweep_ends.get((method, path, limitless_key(path, body)))
+        limit = _limit(body)
+        if finished is None or finished.limit is None or limit is None or limit <= finished.limit:
+            return None
+        return finished
 
     def _select_get(self, path: str, scenario_name: str | None) -> Selection:
         candidates = self._by_route.get(("GET", path), [])
@@ -202,6 +234,7 @@ class Matcher:
 
     def _explicit(self, method, path, body, scenario_name) -> Selection | None:
         if scenario_name is not None:
+            scenario_name = self._position_asked(scenario_name, body)
             if scenario_name not in self.scenarios:
                 known = ", ".join(sorted(self.scenarios))
                 raise RequestError(
@@ -211,9 +244,20 @@ class Matcher:
                 )
             return self._turn_of(scenario_name, method, path, body, "header")
         model = body.get("model") if isinstance(body, dict) else None
-        if isinstance(model, str) and model in self.scenarios:
-            return self._turn_of(model, method, path, body, "model")
+        if isinstance(model, str):
+            model = self._position_asked(model, body)
+            if model in self.scenarios:
+                return self._turn_of(model, method, path, body, "model")
         return None
+
+    def _position_asked(self, name: str, body) -> str:
+        """A sweep named without a position: the position the request's own limit asks for (the
+        finished one past its end, or with no limit); any other name as it is."""
+        last = self._sweeps.get(name)
+        if last is None or last.limit is None:
+            return name
+        limit = _limit(body) if isinstance(body, dict) else None
+        return position_name(name, last.limit if limit is None or limit > last.limit else limit)
 
     def _turn_of(self, name: str, method: str, path: str, body, how: str) -> Selection:
         """The recorded turn of scenario ``name`` that this request's own input asks for."""
@@ -297,6 +341,23 @@ class Matcher:
                     self._nearest_candidates(method, path, stream)
                     yield method, path, stream
 
+    def _one_a_sweep(self, closest: list) -> list:
+        """The nearest recordings with one position of each sweep: its others differ alike."""
+        kept, sweeps = [], set()
+        for interaction, differences in closest:
+            sweep = self.scenarios[interaction.scenario].sweep
+            if sweep is None or sweep not in sweeps:
+                kept.append((interaction, differences))
+                sweeps.add(sweep)
+        return kept
+
+    def _named(self, interaction: Interaction) -> str:
+        sweep = self.scenarios[interaction.scenario].sweep
+        last = self._sweeps.get(sweep) if sweep is not None else None
+        if last is None:
+            return repr(interaction.scenario)
+        return f"{interaction.scenario!r} (a position of the sweep {sweep!r}, {sweep}@1 to {last.name}, one a limit)"
+
     def _no_match_message(self, method: str, path: str, body: dict) -> str:
         stream = body.get("stream") is True
         candidates = self._nearest_candidates(method, path, stream)
@@ -311,7 +372,10 @@ class Matcher:
                 f"no scenario records that endpoint with that stream flag. {how_to}"
             )
         weight, near, closest = nearest(path, body, candidates, MAX_LISTED)
-        listed = "; ".join(f"{i.scenario!r}{_turn_label(i)}: {describe(differences)}" for i, differences in closest)
+        listed = "; ".join(
+            f"{self._named(i)}{_turn_label(i)}: {describe(differences)}"
+            for i, differences in self._one_a_sweep(closest)
+        )
         if near > MAX_LISTED:  # thousands of recordings can be equally near: the count says so
             listed += f"; and {near - MAX_LISTED} more as near"
         count = count_of(weight)
@@ -329,6 +393,14 @@ class Matcher:
             f"compared as llama-server sees it (see 'Which requests match' in the docs, docs/matching.md).{hints} "
             f"{label}: {listed}. {how_to}"
         )
+
+
+def _limit(body: dict) -> int | None:
+    for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _turn_label(interaction: Interaction) -> str:

@@ -11,6 +11,12 @@
 - ``mockllama_variant_url``: the base URL, once per way a server reports a cut reply: stock
   llama-server's (buggy), the honest fixed and spec, and each other server's variant (ollama,
   vllm, ...: ``session.variant_url_behaviours``), so one test shows which servers fool a client.
+- ``mockllama_cut``: one position of a sweep (a reply recorded cut at every limit up to where it
+  finishes), once per position and behaviour: mark the test
+  ``@pytest.mark.mockllama_sweep("tool-call")`` (``behaviours="variants"``, ``"all"`` or a list for
+  more than buggy, fixed and spec). It is a ``Cut``: ``.scenario`` (``tool-call@17``),
+  ``.position``, ``.behaviour``, ``.base_url``, ``.cut`` (the server itself said the reply was cut).
+  Test ids read ``tool-call@17-fixed``.
 - ``mockllama.journal``: every request the server answered this session, as ``Entry`` objects
   in order (``mockllama.requests`` is the same list); ``mockllama_journal``: only the current
   test's requests, with ``.last`` and ``.where(scenario=..., status=...)``.
@@ -40,7 +46,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from mockllama.pytest_plugin.session import Entry, JournalView, MockllamaServer
+    from mockllama.pytest_plugin.session import Cut, Entry, JournalView, MockllamaServer
 
 # The objects the fixtures hand tests are ``session``'s; Entry is the journal's. They are offered
 # here, the module tests import, but loaded only when a test names one (``__getattr__``).
@@ -49,11 +55,14 @@ __all__ = [
     "mockllama_base_url",
     "mockllama_variant_url",
     "mockllama_journal",
+    "mockllama_cut",
     "MockllamaServer",
     "JournalView",
     "Entry",
+    "Cut",
 ]
-_FROM_SESSION = ("MockllamaServer", "JournalView", "Entry")
+_FROM_SESSION = ("MockllamaServer", "JournalView", "Entry", "Cut")
+SWEEP_MARK = "mockllama_sweep"
 
 OFFERED = json.loads(Path(__file__).with_name("offered.json").read_text(encoding="utf-8"))
 
@@ -74,6 +83,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             offered = {**offered, "metavar": tuple(offered["metavar"])}
         group.addoption(flag, **offered)
         parser.addini(**ini)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{SWEEP_MARK}(name, behaviours=None): run the test once per position of the sweep NAME (and per "
+        "behaviour: buggy, fixed and spec by default; 'variants', 'all' or a list), each given as the "
+        "mockllama_cut fixture",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that asks for ``mockllama_cut`` runs once per position of its marked sweep and behaviour.
+    Only such a test loads the recordings here (to know the positions): see the module's docstring."""
+    if "mockllama_cut" not in metafunc.fixturenames:
+        return
+    from mockllama.pytest_plugin.session import sweep_cuts  # only for a sweep's test: see the module's docstring
+
+    marks = list(metafunc.definition.iter_markers(SWEEP_MARK))
+    cuts = sweep_cuts(metafunc.config, marks, metafunc.definition.nodeid)
+    metafunc.parametrize("mockllama_cut", cuts, ids=[cut.id for cut in cuts], indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -111,6 +141,20 @@ def mockllama_variant_url(request: pytest.FixtureRequest, mockllama: MockllamaSe
     `spec`, and each other server's variant (`ollama`, `vllm`, `localai`, `sglang`, `inspect-ai`,
     `aimock`). One test shows which servers fool a client."""
     return mockllama.base_url(request.param)
+
+
+@pytest.fixture
+def mockllama_cut(request: pytest.FixtureRequest, mockllama: MockllamaServer) -> Cut:
+    """One position of a sweep in one behaviour, for a test marked
+    `@pytest.mark.mockllama_sweep("tool-call")`: the test runs once per position and behaviour, with
+    ids such as `tool-call@17-fixed`.
+
+    Returns:
+        A `Cut`: its `scenario` (`tool-call@17`, to send as the model or the `X-Mockllama-Scenario`
+            header), `position` (the limit), `last` (where the sweep's reply finishes),
+            `behaviour`, `base_url` and `cut` (whether the server itself said the reply was cut).
+    """
+    return request.param.served_by(mockllama)
 
 
 @pytest.fixture

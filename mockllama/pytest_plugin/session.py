@@ -25,7 +25,9 @@ from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
 from mockllama.behaviours.variants import own_behaviours
 from mockllama.matching.keys import match_keys
 from mockllama.options import ServeOptions
+from mockllama.pytest_plugin import SWEEP_MARK
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios
+from mockllama.recordings.sweeps import position_name
 from mockllama.server.background import BackgroundServer
 from mockllama.server.journal import JOURNAL, Entry, Journal
 from mockllama.server.options import Option, OptionError, options_of
@@ -121,6 +123,79 @@ class MockllamaServer:
         if behaviour not in BEHAVIOURS:
             raise ValueError(unknown_behaviour(behaviour))
         return self._background.base_url(behaviour)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cut:
+    """One position of a sweep in one behaviour: what the `mockllama_cut` fixture gives a test.
+
+    Attributes:
+        sweep: The sweep's name, `tool-call`.
+        position: The limit the reply was recorded at, 1 to `last`.
+        last: The sweep's last position, where its reply finishes by itself.
+        behaviour: The behaviour the test runs against, `fixed`.
+        cut: Whether the server itself said this reply was cut (the chat twin's `finish_reason:
+            "length"`, or `/v1/messages`' `stop_reason: "max_tokens"`): what a client should notice.
+        base_url: `http://127.0.0.1:PORT/fixed/v1`, once the session's server runs.
+    """
+
+    sweep: str
+    position: int
+    last: int
+    behaviour: str
+    cut: bool
+    base_url: str = ""
+
+    @property
+    def scenario(self) -> str:
+        """The position's scenario name, `tool-call@17`: send it as the model or in `X-Mockllama-Scenario`."""
+        return position_name(self.sweep, self.position)
+
+    @property
+    def id(self) -> str:
+        """The test id, `tool-call@17-fixed`."""
+        return f"{self.scenario}-{self.behaviour}"
+
+    def served_by(self, server: MockllamaServer) -> Cut:
+        return dataclasses.replace(self, base_url=server.base_url(self.behaviour))
+
+
+def _marked_behaviours(asked, nodeid: str) -> list[str]:
+    if asked is None:
+        return base_url_behaviours()
+    named = {"variants": variant_url_behaviours(), "all": list(BEHAVIOURS)}
+    if isinstance(asked, str) and asked in named:
+        return named[asked]
+    listed = [asked] if isinstance(asked, str) else list(asked)
+    for name in listed:
+        if name not in BEHAVIOURS:
+            _fail(f"{unknown_behaviour(name)}; or 'variants', or 'all'", nodeid)
+    return listed
+
+
+def sweep_cuts(config: pytest.Config, marks: list, nodeid: str) -> list[Cut]:
+    """Every position of each marked sweep, in each marked behaviour: ``mockllama_cut``'s params."""
+    if not marks:
+        _fail(f'a test that asks for mockllama_cut is marked @pytest.mark.{SWEEP_MARK}("tool-call")', nodeid)
+    scenarios = loaded(config)
+    cuts = []
+    for mark in marks:
+        if len(mark.args) != 1 or not isinstance(mark.args[0], str) or set(mark.kwargs) - {"behaviours"}:
+            _fail(f'mark the test @pytest.mark.{SWEEP_MARK}("NAME") or ("NAME", behaviours=[...])', nodeid)
+        name = mark.args[0]
+        positions = sorted(
+            (scenario for scenario in scenarios.values() if scenario.sweep == name), key=lambda s: s.limit or 0
+        )
+        if not positions:
+            sweeps = sorted({scenario.sweep for scenario in scenarios.values() if scenario.sweep is not None})
+            _fail(f"no sweep named {name!r} is served; the sweeps: {', '.join(sweeps) or 'none'}", nodeid)
+        last = positions[-1].limit or 0
+        for behaviour in _marked_behaviours(mark.kwargs.get("behaviours"), nodeid):
+            cuts += [
+                Cut(name, scenario.limit or 0, last, behaviour, bool(scenario.stopped_by_limit()))
+                for scenario in positions
+            ]
+    return cuts
 
 
 def base_url_behaviours() -> list[str]:
@@ -257,17 +332,28 @@ def _fail_option(err: OptionError, where: dict[str, str]) -> NoReturn:
     _fail(err.told(spell), where.get(err.field, f"{declared.plugin_flag} or the ini key {declared.ini}"))
 
 
+LOADED = pytest.StashKey[dict]()
+
+
+def loaded(config: pytest.Config) -> dict:
+    """The session's recordings, loaded once: for the server, and before it for a sweep's positions."""
+    if LOADED not in config.stash:
+        options, _ = serve_options(config)
+        directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
+        assert options.record_to is not None  # serve_options sets it
+        try:
+            config.stash[LOADED] = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
+        except CassetteError as err:
+            pytest.fail(f"mockllama: {err}", pytrace=False)
+    return config.stash[LOADED]
+
+
 @contextmanager
 def served(config: pytest.Config) -> Iterator[MockllamaServer]:
     """The session's server, on a free loopback port, until the end of the ``with``."""
     options, where = serve_options(config)
     recording = recording_of(options)
-    directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
-    assert options.record_to is not None  # serve_options sets it
-    try:
-        scenarios = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
-    except CassetteError as err:
-        pytest.fail(f"mockllama: {err}", pytrace=False)
+    scenarios = loaded(config)
     try:
         app = create_app(scenarios, options, record_on_miss=recording)
     except OptionError as err:

@@ -22,11 +22,12 @@ from mockllama.recordings.chat_twin import turn_of
 from mockllama.recordings.index import IndexWriter, read_index, stamp, unchanged
 from mockllama.recordings.parallel import map_in_order
 from mockllama.recordings.shape import name_problem, reply_problem
+from mockllama.recordings.sweeps import position_name, sweep_of_file
 from mockllama.wire import sse
 from mockllama.wire.nesting import MAX_JSON_DEPTH, cannot_nest_deeper, depth_exceeds
-from mockllama.wire.routes import CHAT_PATH
+from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH
 
-CASSETTE_SUFFIXES = (".yaml", ".yml")
+CASSETTE_SUFFIXES = (".yaml", ".yml")  # a sweep's too: NAME.sweep.yaml (recordings.sweeps)
 # A recording's server set-up (chat template above all) is named by the "setup" of the
 # provenance.json beside it or above it; recordings with none come from the default set-up.
 DEFAULT_SETUP = "default"
@@ -137,6 +138,7 @@ class Scenario:
     source: Path
     interactions: list[Interaction] = field(default_factory=list)
     setup: str = DEFAULT_SETUP  # the server set-up it was recorded from (see setup_of)
+    sweep: str | None = None  # the sweep it is one position of (recordings.sweeps), at its limit
 
     def find(self, method: str, path: str, stream: bool, turn: int = 1) -> Interaction | None:
         for interaction in self.interactions:
@@ -164,6 +166,21 @@ class Scenario:
     def twin_finish_reason(self, interaction: Interaction) -> str | None:
         twin = self.chat_twin(interaction)
         return chat_finish_reason(twin) if twin is not None else None
+
+    def stopped_by_limit(self) -> bool | None:
+        """Whether the server itself said the reply was cut by its limit, where it said so honestly:
+        the chat twin's ``finish_reason: "length"``, or ``/v1/messages``' ``stop_reason:
+        "max_tokens"``. None where no recording of it says either way."""
+        for interaction in self.interactions:
+            if interaction.path == CHAT_PATH and not interaction.stream:
+                reason = chat_finish_reason(interaction)
+                if reason is not None:
+                    return reason == "length"
+            if interaction.path == MESSAGES_PATH and not interaction.stream and isinstance(interaction.body_json, dict):
+                stop = interaction.body_json.get("stop_reason")
+                if isinstance(stop, str):
+                    return stop == "max_tokens"
+        return None
 
     @property
     def limit(self) -> int | None:
@@ -499,7 +516,7 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
             (path, relative, now, setup_of(path.parent, directory, setups), unchanged(indexed.get(relative), now))
         )
     if len(files) == len(indexed) and all(record is not None for *_, record in planned):
-        return [_from_record(path, record, old_bodies, setup) for path, _, _, setup, record in planned]
+        return _positions([_from_record(path, record, old_bodies, setup) for path, _, _, setup, record in planned])
     # Something changed: the files not indexed as they are now are read (on every core when they
     # are many), and a new index written as they come, reply bodies straight to the file.
     jobs = [(path, setup, keys_of) for path, _, _, setup, record in planned if record is None]
@@ -521,7 +538,37 @@ def _load_directory(directory: Path, files: list[Path], keys_of: KeysOf | None) 
     writer.finish()
     if old_bodies is not None:
         old_bodies.close()
-    return scenarios
+    return _positions(scenarios)
+
+
+def _positions(scenarios: list[Scenario]) -> list[Scenario]:
+    """Each sweep's cassette as its positions, every other scenario as it is."""
+    return [position for scenario in scenarios for position in sweep_positions(scenario)]
+
+
+def sweep_positions(scenario: Scenario) -> list[Scenario]:
+    """A sweep's cassette (``NAME.sweep.yaml``) as one scenario a position, ``NAME@LIMIT``, in the
+    order of their limits; any other scenario alone. Every interaction of a sweep asks for a limit:
+    that is how its position is known."""
+    sweep = sweep_of_file(scenario.source)
+    if sweep is None:
+        return [scenario]
+    positions: dict[int, Scenario] = {}
+    for number, interaction in enumerate(scenario.interactions, start=1):
+        limit = interaction.limit
+        if limit is None or limit < 1:
+            raise CassetteError(
+                scenario.source,
+                f"interaction {number} ({interaction.describe()}) asks for no token limit of at least 1, "
+                "and a sweep's position is its limit",
+            )
+        position = positions.get(limit)
+        if position is None:
+            name = position_name(sweep, limit)
+            position = positions[limit] = Scenario(name, scenario.source, setup=scenario.setup, sweep=sweep)
+        interaction.scenario = position.name
+        position.interactions.append(interaction)
+    return [positions[limit] for limit in sorted(positions)]
 
 
 # Scenario families (a name's first word) in the order they read best: plain text first, then the

@@ -26,6 +26,21 @@ a body sent byte for byte (malformed requests), neither for a GET.
 Any scenario may have a ``"note"``: what a reader of its recording must know (a reply sampled
 rather than greedy, say). The recorder copies it into ``provenance.json`` under ``"notes"``.
 
+A scenario with ``"sweep"`` is recorded at every limit from 1 up to the length at which its reply
+finishes by itself (``max_output_tokens`` of a ``responses`` scenario, and of its chat twin
+``max_tokens``; the limit of each raw request of a ``requests`` scenario): with ``temperature: 0``
+the reply cut at N tokens is what the server generates when asked for at most N. The length is
+found from the live server, never written here: the recorder sends the request as written first
+and reads ``usage.output_tokens``. ``"up_to"`` caps the positions (a text that would go on for
+hundreds of tokens); ``"of"`` takes the request of another scenario of this catalogue, or of the
+bundled catalogue named by ``"catalogue"``, so that one request is written once::
+
+      {"name": "tool-call", "sweep": {"of": "tool-finishes", "catalogue": "default"}},
+      {"name": "text-count", "sweep": {"up_to": 100}, "responses": {...}}
+
+A sweep is written as one cassette, ``NAME.sweep.yaml``, and served as the scenarios ``NAME@1``
+to ``NAME@LENGTH`` (``recordings.sweeps``).
+
 A catalogue made for a server set up in a particular way names that set-up in a top-level
 ``"setup"`` object: its ``name``, the ``chat_template_file`` and that file's ``chat_template_sha256``, and
 a ``note`` on what the recordings are. The recorder refuses a server whose chat template has
@@ -35,12 +50,12 @@ another hash, and copies the set-up into ``provenance.json``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mockllama.recordings.chat_twin import chat_twin
 from mockllama.recordings.shape import name_problem
-from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
 DEFAULT_CATALOGUE = Path(__file__).resolve().parent / "catalogue.json"
 # The catalogues shipped with mockllama, by the name `mockllama record --catalogue` accepts.
@@ -49,6 +64,8 @@ BUNDLED_CATALOGUES = {
     **{path.stem: path for path in sorted((Path(__file__).resolve().parent / "catalogues").glob("*.json"))},
 }
 SETUP_FIELDS = ("name", "chat_template_file", "chat_template_sha256", "note")
+# The limit a sweep sets, by the endpoint's own name for it.
+LIMIT_FIELDS = {RESPONSES_PATH: "max_output_tokens", CHAT_PATH: "max_tokens", MESSAGES_PATH: "max_tokens"}
 
 
 class CatalogueError(Exception):
@@ -81,18 +98,43 @@ class PlannedRequest:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """How a catalogue scenario is swept: at every limit from 1 to where it finishes, ``up_to`` at most."""
+
+    up_to: int | None = None
+
+    def positions(self, finished_at: int) -> range:
+        return range(1, min(finished_at, self.up_to or finished_at) + 1)
+
+
+@dataclass(frozen=True)
 class CatalogueScenario:
     name: str
     responses: dict | None = None
     requests: tuple[PlannedRequest, ...] = ()
     turns: tuple[dict, ...] = ()  # a conversation: how each later turn follows from the one before
     note: str | None = None  # what a reader of the recording must know (copied into provenance.json)
+    sweep: Sweep | None = None  # recorded at every limit up to where it finishes, not at its own
 
     def planned(self) -> list[PlannedRequest]:
         """The requests of the first turn (all of them, for a ``requests`` scenario)."""
         if self.responses is None:
             return list(self.requests)
         return responses_requests(self.responses)
+
+    def at_limit(self, limit: int) -> CatalogueScenario:
+        """The same scenario asking for at most ``limit`` tokens (one position of a sweep), named
+        ``NAME@LIMIT``: every request's limit set, whatever its endpoint calls it."""
+        if self.responses is not None:
+            return CatalogueScenario(f"{self.name}@{limit}", responses={**self.responses, "max_output_tokens": limit})
+        requests = tuple(
+            PlannedRequest(
+                request.method, request.path, {**request.json, LIMIT_FIELDS[request.path]: limit}, None, request.headers
+            )
+            for request in self.requests
+            if isinstance(request.json, dict)
+        )
+        return CatalogueScenario(f"{self.name}@{limit}", requests=requests)
 
     def next_turn(self, number: int, body: dict, reply: dict) -> dict:
         """Turn ``number + 1``'s Responses body, from turn ``number``'s body and its non-streamed reply.
@@ -155,10 +197,50 @@ def _turns(source: str, name: str, turns, responses) -> tuple[dict, ...]:
     return tuple(turns)
 
 
+def _sweep(source: str, name: str, sweep, scenario: CatalogueScenario) -> Sweep:
+    """A scenario's ``"sweep"``, checked: it sweeps one first turn whose every request has a limit."""
+    up_to = sweep.get("up_to") if isinstance(sweep, dict) else None
+    if sweep is not True and not (isinstance(sweep, dict) and set(sweep) <= {"up_to", "of", "catalogue"}):
+        raise CatalogueError(
+            f'{source}: scenario {name!r}: "sweep" is true or an object with "up_to", "of", "catalogue"'
+        )
+    if up_to is not None and (not isinstance(up_to, int) or isinstance(up_to, bool) or up_to < 1):
+        raise CatalogueError(f'{source}: scenario {name!r}: the sweep\'s "up_to" is a whole number of at least 1')
+    if scenario.turns:
+        raise CatalogueError(f"{source}: scenario {name!r}: a conversation cannot be swept, only one turn")
+    unswept = [r.describe() for r in scenario.requests if r.path not in LIMIT_FIELDS or not isinstance(r.json, dict)]
+    if unswept:
+        raise CatalogueError(
+            f"{source}: scenario {name!r}: a sweep sets each request's token limit, and these have none: "
+            + ", ".join(unswept)
+        )
+    return Sweep(up_to)
+
+
+def _swept_request(source: str, name: str, sweep, entries: dict) -> dict:
+    """The request a sweep written with ``"of"`` takes from another scenario, as that one is written."""
+    if not isinstance(sweep, dict) or "of" not in sweep:
+        return {}
+    of, catalogue = sweep["of"], sweep.get("catalogue")
+    if catalogue is not None:
+        if catalogue not in BUNDLED_CATALOGUES:
+            raise CatalogueError(
+                f'{source}: scenario {name!r}: the sweep\'s "catalogue" is one of {", ".join(BUNDLED_CATALOGUES)}'
+            )
+        _, data = _read(catalogue)
+        scenarios = data.get("scenarios") if isinstance(data, dict) else None
+        entries = {e.get("name"): e for e in scenarios or [] if isinstance(e, dict)}
+    found = entries.get(of)
+    if not isinstance(found, dict):
+        raise CatalogueError(f'{source}: scenario {name!r}: the sweep is "of" {of!r}, and no such scenario is there')
+    return {key: found[key] for key in ("responses", "requests") if key in found}
+
+
 def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
         raise CatalogueError(f'{source}: expected a JSON object with a "scenarios" list')
     scenarios, names = [], set()
+    written = {entry.get("name"): entry for entry in data["scenarios"] if isinstance(entry, dict)}
     for entry in data["scenarios"]:
         name = entry.get("name") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
@@ -167,7 +249,10 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
             raise CatalogueError(f"{source}: {name_problem(name)}")
         if name in names:
             raise CatalogueError(f"{source}: scenario {name!r} appears twice")
+        if "@" in name:
+            raise CatalogueError(f"{source}: scenario {name!r}: '@' is kept for a sweep's positions (NAME@LIMIT)")
         names.add(name)
+        entry = {**_swept_request(source, name, entry.get("sweep"), written), **entry}
         responses, requests = entry.get("responses"), entry.get("requests")
         if (responses is None) == (requests is None):
             raise CatalogueError(f'{source}: scenario {name!r} needs exactly one of "responses" or "requests"')
@@ -179,9 +264,12 @@ def parse_catalogue(data, source: str = "catalogue") -> list[CatalogueScenario]:
         note = entry.get("note")
         if note is not None and not isinstance(note, str):
             raise CatalogueError(f'{source}: scenario {name!r}: "note" must be a string')
-        scenarios.append(
-            CatalogueScenario(name, responses, planned, _turns(source, name, entry.get("turns"), responses), note)
+        scenario = CatalogueScenario(
+            name, responses, planned, _turns(source, name, entry.get("turns"), responses), note
         )
+        if entry.get("sweep") not in (None, False):
+            scenario = replace(scenario, sweep=_sweep(source, name, entry["sweep"], scenario))
+        scenarios.append(scenario)
     return scenarios
 
 

@@ -340,7 +340,19 @@ async def record_scenario(
 ) -> Outcome:
     """Record one scenario into ``out_dir/NAME.yaml``, or leave any old cassette as it was. A reply
     over ``max_reply_bytes`` fails this scenario alone; the server failing stops the whole run."""
-    final = out_dir / f"{entry.name}.yaml"
+    return await record_into(out_dir / f"{entry.name}.yaml", entry, url, timeout, headers, max_reply_bytes, auth)
+
+
+async def record_into(
+    final: Path,
+    entry: CatalogueScenario,
+    url: str,
+    timeout: float,
+    headers: dict,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    auth: aiohttp.BasicAuth | None = None,
+) -> Outcome:
+    """Record one scenario into the cassette ``final`` (see record_scenario)."""
     try:
         with partial_file(final) as partial:
             with _vcr().use_cassette(str(partial), record_on_exception=False):

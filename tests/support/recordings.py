@@ -10,13 +10,18 @@ from mockllama.recordings.cassettes import DEFAULT_SETUP, bundled_cassette_dir, 
 from mockllama.server.app import GET_ROUTES, POST_ROUTES
 from support import ROOT
 
-SCENARIOS = load_scenarios([bundled_cassette_dir()])
+# The sweeps' positions (hundreds of them, each like its neighbours) are tested apart, in
+# tests/recordings/test_sweeps.py and tests/plugin/test_sweep_fixture.py: the tests that run once per
+# recording take the others.
+LOADED = load_scenarios([bundled_cassette_dir()])
+SCENARIOS = {name: scenario for name, scenario in LOADED.items() if scenario.sweep is None}
+SWEEP_POSITIONS = {name: scenario for name, scenario in LOADED.items() if scenario.sweep is not None}
 PACKAGE = ROOT / "mockllama" / "recordings"  # the shipped catalogues
 
 
 def catalogued_names() -> list[str]:
     """Every scenario the shipped catalogues name, read from their JSON rather than through mockllama:
-    the bundled set holds exactly these, one cassette each."""
+    the bundled set holds exactly these, one cassette each (a sweep's is NAME.sweep.yaml)."""
     files = [PACKAGE / "catalogue.json", *sorted((PACKAGE / "catalogues").glob("*.json"))]
     return [entry["name"] for path in files for entry in json.loads(path.read_text())["scenarios"]]
 
