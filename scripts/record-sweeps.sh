@@ -2,12 +2,13 @@
 # Record the bundled sweeps (mockllama/recordings/catalogues/sweeps.json and forced-thinking-sweeps.json)
 # from a FRESH llama-server b11434 each, stock or patched, as the bundled *-sweeps/ cassettes were made:
 #
-#   scripts/record-sweeps.sh OUT_ROOT [--patched] [PORT]
+#   scripts/record-sweeps.sh OUT_ROOT [--patched] [PORT] [-- RECORD ARGS...]
 #
 # writes OUT_ROOT/smollm2-135m-instruct-q4_1-sweeps/ and OUT_ROOT/smollm2-135m-forced-thinking-sweeps/
 # (e.g. OUT_ROOT=cassettes/llama-server-b11434, or cassettes-patched/llama-server-b11434-patched with
 # --patched). A run stopped midway goes on where it stopped when started again. Hold the shared CPU
-# lock while this runs.
+# lock while this runs. RECORD ARGS go to both `mockllama record` runs, e.g. `-- --scenario text-reply`
+# (a set-up whose catalogue has none of the named scenarios is skipped).
 set -euo pipefail
 out_root=${1:?usage: $0 OUT_ROOT [--patched] [PORT]}
 shift
@@ -17,7 +18,13 @@ if [ "${1:-}" = "--patched" ]; then
   patched=(--patched)
   shift
 fi
-port=${1:-18096}
+port=18096
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then
+  port=$1
+  shift
+fi
+[ "${1:-}" = "--" ] && shift
+extra=("$@")
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 if [ ${#patched[@]} -gt 0 ]; then
@@ -25,7 +32,17 @@ if [ ${#patched[@]} -gt 0 ]; then
 fi
 
 record() {  # SETUP CATALOGUE OUT
-  local setup=$1 catalogue=$2 out=$3 server
+  local setup=$1 catalogue=$2 out=$3 server wanted=() name
+  for ((i = 0; i < ${#extra[@]}; i++)); do
+    if [ "${extra[i]}" = "--scenario" ]; then
+      name=${extra[i + 1]}
+      grep -q "\"name\": \"$name\"" "mockllama/recordings/catalogues/$catalogue.json" && wanted+=(--scenario "$name")
+      i=$((i + 1))
+    fi
+  done
+  if [ ${#extra[@]} -gt 0 ] && [ ${#wanted[@]} -eq 0 ]; then
+    return 0
+  fi
   mkdir -p "$out"
   scripts/llama-server.sh run "${patched[@]}" --setup "$setup" "$port" >"$out.server.log" 2>&1 &
   server=$!
@@ -35,7 +52,8 @@ record() {  # SETUP CATALOGUE OUT
     sleep 0.5
   done
   mockllama record --server "http://127.0.0.1:$port" --out "$out" --catalogue "$catalogue" \
-    --server-command "$(scripts/llama-server.sh command "${patched[@]}" --setup "$setup" "$port")" "${patch_args[@]}"
+    --server-command "$(scripts/llama-server.sh command "${patched[@]}" --setup "$setup" "$port")" "${patch_args[@]}" \
+    "${wanted[@]}"
   kill "$server"
   wait "$server" 2>/dev/null || true
   rm -f "$out.server.log"

@@ -166,6 +166,8 @@ def record(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     auth = aiohttp.BasicAuth(user, password or "") if user is not None else None
 
+    catalogue = str(catalogue_path or "default")
+
     async def run():
         info = await probe(url, timeout, headers, max_reply_bytes, auth)
         require_setup(info, setup)
@@ -189,11 +191,11 @@ def record(
         for entry in entries:
             if entry.sweep is not None:
                 outcomes.append(await sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth))
+                # a sweep takes minutes: what is done is in provenance.json should the run stop after it
+                write_provenance(out_dir, url, info, outcomes, catalogue, server_command, server_patch, setup=setup)
         for outcome in outcomes:
             click.echo(printable(f"  {outcome.scenario:32} {outcome.summary}"))
-        path = write_provenance(
-            out_dir, url, info, outcomes, str(catalogue_path or "default"), server_command, server_patch, setup=setup
-        )
+        path = write_provenance(out_dir, url, info, outcomes, catalogue, server_command, server_patch, setup=setup)
         failed = [outcome.scenario for outcome in outcomes if outcome.failed]
         click.echo(f"wrote {len(outcomes) - len(failed)} cassettes and {path}")
         return failed

@@ -54,6 +54,31 @@ def readme_behaviours() -> str:
     return markdown_list(base_url_behaviours()).removesuffix(".") + ";\n" + line
 
 
+def sweeps_table() -> str:
+    """The bundled sweeps, from the recordings themselves (stock and patched) and the catalogues' notes."""
+    from mockllama.recordings.cassettes import RECORDING_SETS, load_scenarios
+    from mockllama.recordings.catalogue import BUNDLED_CATALOGUES, load_catalogue
+
+    notes = {entry.name: entry.note for name in BUNDLED_CATALOGUES for entry in load_catalogue(name) if entry.sweep}
+    found: dict[str, dict[str, list]] = {}
+    for recordings in RECORDING_SETS:
+        for scenario in load_scenarios([RECORDING_SETS[recordings]()]).values():
+            if scenario.sweep is not None:
+                found.setdefault(scenario.sweep, {}).setdefault(recordings, []).append(scenario)
+    rows = ["| sweep | endpoint | set-up | positions | the server says cut | recorded | what it is |", "| --- " * 7 + "|"]
+    for name in sorted(found, key=lambda sweep: list(notes).index(sweep) if sweep in notes else len(notes)):
+        sets = found[name]
+        positions = sorted(sets["stock"], key=lambda scenario: scenario.limit or 0)
+        cut = [scenario.limit for scenario in positions if scenario.stopped_by_limit()]
+        span = f"{cut[0]}-{cut[-1]}" if cut else "none"
+        endpoint = positions[0].endpoints[0]
+        rows.append(
+            f"| `{name}` | `{endpoint}` | {positions[0].setup} | {positions[0].limit}-{positions[-1].limit} "
+            f"| {span} | {', '.join(sorted(sets))} | {notes.get(name) or ''} |"
+        )
+    return "\n".join(rows)
+
+
 GENERATED = [
     Generated(DOCS / "serving.md", "options", lambda: options_table(ServeOptions)),
     Generated(DOCS / "pytest.md", "plugin-options", lambda: plugin_table(ServeOptions)),
@@ -61,6 +86,7 @@ GENERATED = [
     Generated(DOCS / "index.md", "behaviours", markdown_list),
     Generated(ROOT / "README.md", "behaviours", readme_behaviours),
     Generated(DOCS / "variants.md", "variants", variants_table),
+    Generated(DOCS / "sweeps.md", "sweeps", sweeps_table),
 ]
 
 if __name__ == "__main__":
