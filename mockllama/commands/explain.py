@@ -10,6 +10,7 @@ from mockllama.commands.common import chosen, load, options_from
 from mockllama.server.options import ReplayOptions
 from mockllama.teaching.explain import Unexplained, explained_or_raise, journal_lines, render, stories
 from mockllama.teaching.journal_client import JournalUnreadable, fetch_journal
+from mockllama.teaching.sweep import render_sweep, sweep_asked, sweep_story, sweeps_in
 from mockllama.wire.scrub import scrub_text
 from mockllama.wire.terminal import printable
 
@@ -37,7 +38,10 @@ def explain(scenario, cassettes, recordings, journal_url, last, timeout) -> None
     """Show what a scenario teaches: the request, the chat twin's finish_reason, buggy against
     fixed and spec for the body and the stream's last events, and what a client should check.
 
-    Without SCENARIO, every scenario. Colour only when stdout is a terminal. With --journal URL,
+    A sweep (named NAME, or any of its positions NAME@N) is one table, a row a position: the
+    output so far, whether a call's arguments parse, and each behaviour's status.
+
+    Without SCENARIO, every scenario, each sweep once. Colour only when stdout is a terminal. With --journal URL,
     what a client sent instead: the last requests that server answered, how, and their bodies.
     """
     if journal_url is not None:
@@ -58,17 +62,25 @@ def explain(scenario, cassettes, recordings, journal_url, last, timeout) -> None
         return
 
     scenarios = load(chosen(cassettes, recordings))
-    if scenario is not None and scenario not in scenarios:
+    sweeps = sweeps_in(scenarios)
+    if scenario is not None and scenario not in scenarios and scenario not in sweeps:
+        known = [name for name, s in scenarios.items() if s.sweep is None]
+        known += [f"{name} (or {name}@N, N {p[0].limit}-{p[-1].limit})" for name, p in sweeps.items()]
         click.echo(
-            printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(scenarios))}"),
-            err=True,
+            printable(f"mockllama explain: no scenario named {scenario!r}; known: {', '.join(sorted(known))}"), err=True
         )
         sys.exit(2)
+    asked = sweep_asked(scenario, scenarios) if scenario is not None else None
+    if asked is not None:  # a sweep, named or one of its positions: one table, that position marked
+        name, marked = asked
+        for line in render_sweep(sweep_story(name, sweeps[name]), marked):
+            click.echo(line)
+        return
     try:
         told = [explained_or_raise(scenarios[scenario])] if scenario else stories(scenarios)
     except Unexplained as err:
         click.echo(printable(f"mockllama explain: {err}"), err=True)
         sys.exit(2)
     for one in told:
-        for line in render(one):
+        for line in render_sweep(one) if one["kind"] == "sweep" else render(one):
             click.echo(line)

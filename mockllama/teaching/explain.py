@@ -12,6 +12,7 @@ from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import reply_for
 from mockllama.behaviours.variants import REPLIES, VARIANTS, own_behaviours
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, reading_order
+from mockllama.teaching.sweep import sweep_story, sweeps_in
 from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
@@ -276,14 +277,19 @@ def explained_or_raise(scenario: Scenario) -> dict:
 
 
 def _teaching_order(told: dict):
-    """Responses scenarios first (the ones with something to teach), each part in reading order."""
-    limit = (told.get("request") or {}).get("max_output_tokens")
-    return told["kind"] != "responses", reading_order(told["name"], limit if isinstance(limit, int) else None)
+    """Responses scenarios and sweeps first (the ones with something to teach), each part in reading
+    order; a sweep among its family, before the recordings that have a limit."""
+    limit = (told.get("request") or {}).get("max_output_tokens") if told["kind"] == "responses" else None
+    order = reading_order(told["name"], limit if isinstance(limit, int) else None)
+    return told["kind"] not in ("responses", "sweep"), order
 
 
 def stories(scenarios: dict[str, Scenario]) -> list[dict]:
-    """Responses scenarios first (the ones with something to teach), then the rest."""
-    return sorted((explained(scenario) for scenario in scenarios.values()), key=_teaching_order)
+    """Responses scenarios and sweeps first (the ones with something to teach), then the rest. A
+    sweep is one entry, its positions rows of a table (``teaching.sweep``), not one story each."""
+    told = [explained(scenario) for scenario in scenarios.values() if scenario.sweep is None]
+    told += [sweep_story(name, positions) for name, positions in sweeps_in(scenarios).items()]
+    return sorted(told, key=_teaching_order)
 
 
 WIDTH = 80
