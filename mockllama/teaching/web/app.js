@@ -114,7 +114,82 @@ function variantsList(story) {
     el("summary", {}, "Other servers' variants: the same reply with their truncation signals"), el("ul", {}, ...items));
 }
 
+// A sweep: one request recorded at every token limit. One position at a time, chosen with the slider,
+// the strip or the arrow keys; the strip shows every position at once, coloured by what it holds.
+function positionKind(row) {
+  if (row.cut === false) return "finished";
+  if (row.parses === true) return "parses";
+  if (row.parses === false) return "unparsed";
+  return "text";
+}
+
+const POSITION_KINDS = {
+  text: "cut, not a call yet (text or reasoning)",
+  unparsed: "cut call, arguments do not parse",
+  parses: "cut call, arguments parse",
+  finished: "finished",
+};
+
+function sweepSection(story, section) {
+  const rows = story.positions;
+  const finished = rows.slice().reverse().find((row) => row.cut === false);
+  const slider = el("input", { type: "range", min: "0", max: String(rows.length - 1), value: "0", step: "1",
+    class: "sweep-slider", "aria-label": `position in ${story.name}` });
+  const cells = rows.map((row, index) => {
+    const cell = el("button", { type: "button", class: `cell ${positionKind(row)}`, "data-limit": String(row.limit),
+      title: `${row.limit}: ${POSITION_KINDS[positionKind(row)]}` }, String(row.limit));
+    cell.addEventListener("click", () => show(index));
+    return cell;
+  });
+  const view = el("div", { class: "sweep-view" });
+  const legend = el("p", { class: "sweep-legend" }, ...Object.entries(POSITION_KINDS).map(([kind, words]) =>
+    el("span", {}, el("span", { class: `swatch ${kind}` }), words)));
+
+  function saidCell(row, behaviour) {
+    const word = row.said[behaviour] ?? "-";
+    // At a cut, a status that says what the finished reply says hides the cut; one that differs tells it.
+    const hides = row.cut && finished && word === finished.said[behaviour];
+    const kind = !row.cut ? "" : hides ? "hides" : "tells";
+    return el("td", { class: kind, "data-behaviour": behaviour }, word);
+  }
+
+  function show(index) {
+    const row = rows[index];
+    slider.value = String(index);
+    cells.forEach((cell, i) => cell.classList.toggle("current", i === index));
+    section.setAttribute("data-position", String(row.limit));
+    const parses = row.parses === null ? "not a call" : row.parses ? "yes" : "no";
+    view.replaceChildren(
+      el("p", { class: "sweep-where" }, el("b", {}, `Position ${row.limit}`), ` of ${story.first}-${story.last}: `,
+        row.cut ? el("span", { class: "tag cut" }, "cut by its limit") :
+          row.cut === false ? el("span", { class: "tag ok" }, "finished") : el("span", { class: "tag other" }, "unknown"),
+        " ", el("code", {}, row.output)),
+      el("pre", { class: "so-far", "data-limit": String(row.limit) }, row.so_far),
+      el("table", { class: "fields sweep-said" },
+        el("tr", {}, el("th", {}, "arguments parse as JSON"), ...story.behaviours.map((b) => el("th", {}, b))),
+        el("tr", {}, el("td", { class: row.parses && row.cut ? "hides" : "" }, parses),
+          ...story.behaviours.map((b) => saidCell(row, b)))));
+  }
+
+  slider.addEventListener("input", () => show(Number(slider.value)));
+  section.showLimit = (limit) => {
+    const index = rows.findIndex((row) => row.limit === limit);
+    if (index >= 0) show(index);
+  };
+  show(0);
+  return [
+    el("details", { class: "request" }, el("summary", {}, `POST ${story.endpoint}, one position a token limit `,
+      el("code", {}, `${story.first}-${story.last}`), " (the finished position's request)"),
+      el("pre", {}, JSON.stringify(story.request, null, 2))),
+    el("p", {}, "The same request recorded at every token limit. Step through the positions with the slider, the ",
+      "strip or the arrow keys, and watch what each behaviour says as the reply grows."),
+    el("div", { class: "sweep-controls" }, slider), el("div", { class: "sweep-strip" }, ...cells), legend, view,
+    el("p", { class: "advice" }, el("b", {}, "What the positions show: "), story.lesson),
+  ];
+}
+
 function tagFor(story) {
+  if (story.kind === "sweep") return el("span", { class: "tag sweep" }, `sweep ${story.first}-${story.last}`);
   if (story.kind !== "responses") return el("span", { class: "tag other" }, "as recorded");
   return el("span", { class: `tag ${story.cut ? "cut" : "ok"}` }, story.cut ? "cut off" : "finished");
 }
@@ -133,6 +208,7 @@ function render(stories) {
         ", and otherwise when chosen by name."));
     }
     if (story.kind === "responses") section.append(...responsesSection(story).filter(Boolean));
+    else if (story.kind === "sweep") section.append(...sweepSection(story, section));
     else section.append(el("p", { class: "note" }, `${story.endpoints.join(", ")}: ${story.note}`));
     main.append(section);
   }
@@ -147,7 +223,19 @@ function render(stories) {
     `mockllama explain text-cut-8`,
   ].join("\n");
   document.body.setAttribute("data-rendered", String(stories.length));
+  showAskedPosition();
 }
+
+// #scenario-NAME@N opens a sweep at position N: a link to one cut point.
+function showAskedPosition() {
+  const asked = decodeURIComponent(window.location.hash.slice(1)).match(/^(scenario-.+)@(\d+)$/);
+  const section = asked && document.getElementById(asked[1]);
+  if (!section || !section.showLimit) return;
+  section.showLimit(Number(asked[2]));
+  section.scrollIntoView();
+}
+
+window.addEventListener("hashchange", showAskedPosition);
 
 fetch("/_mockllama/scenarios.json")
   .then((response) => response.json())
