@@ -192,3 +192,9 @@ def test_the_access_log_counts_every_byte_of_a_stream(serve):
     logged = [line for line in err.splitlines() if '"POST /buggy/v1/responses HTTP/1.1" 200' in line]
     assert len(logged) == 1, err
     assert int(logged[0].rsplit(" ", 1)[1]) == len(reply)
+
+
+def test_explain_names_each_sweep_once_when_asked_for_an_unknown_name():
+    result = subprocess.run([*MOCKLLAMA, "explain", "tool-call@99"], capture_output=True, text=True)
+    assert result.returncode == 2 and "no scenario named 'tool-call@99'" in result.stderr
+    assert "tool-call (or tool-call@N, N 1-37)" in result.stderr and "tool-call@1," not in result.stderr

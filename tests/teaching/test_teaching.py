@@ -98,7 +98,8 @@ def test_page_needs_no_network():
         assert "//cdn" not in text and "@import" not in text, path.name
 
 
-def test_page_renders_in_headless_chromium(server, tmp_path):
+def test_page_renders_in_headless_chromium(server_with_sweeps, tmp_path):
+    server = server_with_sweeps  # as `serve` serves them: a sweep is one entry
     browser = chromium()
     dom = headless(browser, tmp_path / "profile-dom", "--dump-dom", server.url + "/").stdout
     assert f'data-rendered="{len(catalogued_names())}"' in dom, dom[-2000:]
