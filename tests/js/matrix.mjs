@@ -80,11 +80,11 @@ function calls(output) {
     .join("; ") || "-";
 }
 
-/** The recorded request of each case, as mockllama serves it (the non-streamed /v1/responses). */
-async function recordedRequests(root) {
+/** The recorded request of every scenario, as mockllama serves it (the non-streamed /v1/responses). */
+export async function recordedRequests(root) {
   const reply = await fetch(`${root}/_mockllama/scenarios.json`);
   const stories = await reply.json();
-  return Object.fromEntries(stories.filter((s) => CASES.includes(s.name)).map((s) => [s.name, s.request]));
+  return Object.fromEntries(stories.map((s) => [s.name, s.request]));
 }
 
 /** The chat form of a recorded Responses request, as a user of chat.completions writes it. */
@@ -217,40 +217,48 @@ const aiSdk = {
 
 // --- the run ------------------------------------------------------------------------------
 
+export const CALLS = [...Object.keys(openaiNode), ...Object.keys(aiSdk)];
+
+/**
+ * What one client call made of one scenario's reply in one behaviour, as a row of the table. The
+ * call selects the scenario by header, sends its recorded request, and must reach that scenario.
+ */
+export async function measure(root, call, name, behaviour, recorded) {
+  const baseURL = `${root}/${behaviour}/v1`;
+  const served = [];
+  const fetchAndNote = async (url, init) => {
+    const reply = await fetch(url, init);
+    served.push(reply.headers.get("x-mockllama-scenario"));
+    return reply;
+  };
+  const headers = { "X-Mockllama-Scenario": name };
+  const request = { ...recorded };
+  delete request.stream;
+  let row;
+  try {
+    if (call in openaiNode) {
+      const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0, fetch: fetchAndNote });
+      row = await openaiNode[call](client, request, { headers });
+    } else {
+      const provider = createOpenAI({ baseURL, apiKey: "unused", fetch: fetchAndNote });
+      row = await aiSdk[call](provider, request, headers);
+    }
+  } catch (err) {
+    row = { reports: "-", details: "-", text: "-", tool: thrown(err) };
+  }
+  if (served.length === 0 || served.some((scenario) => scenario !== name)) {
+    throw new Error(`${call} in ${behaviour} reached ${JSON.stringify(served)}, not ${name}`);
+  }
+  return { call, scenario: name, behaviour, ...row };
+}
+
 /** One row per client call, case and behaviour, each call asserted to have reached its case. */
 export async function run(root) {
   const requests = await recordedRequests(root);
   const rows = [];
-  for (const [call, measure] of [...Object.entries(openaiNode), ...Object.entries(aiSdk)]) {
+  for (const call of CALLS) {
     for (const name of CASES) {
-      for (const behaviour of BEHAVIOURS) {
-        const baseURL = `${root}/${behaviour}/v1`;
-        const served = [];
-        const fetchAndNote = async (url, init) => {
-          const reply = await fetch(url, init);
-          served.push(reply.headers.get("x-mockllama-scenario"));
-          return reply;
-        };
-        const headers = { "X-Mockllama-Scenario": name };
-        const request = { ...requests[name] };
-        delete request.stream;
-        let row;
-        try {
-          if (call in openaiNode) {
-            const client = new OpenAI({ baseURL, apiKey: "unused", maxRetries: 0, fetch: fetchAndNote });
-            row = await measure(client, request, { headers });
-          } else {
-            const provider = createOpenAI({ baseURL, apiKey: "unused", fetch: fetchAndNote });
-            row = await measure(provider, request, headers);
-          }
-        } catch (err) {
-          row = { reports: "-", details: "-", text: "-", tool: thrown(err) };
-        }
-        if (served.length === 0 || served.some((scenario) => scenario !== name)) {
-          throw new Error(`${call} in ${behaviour} reached ${JSON.stringify(served)}, not ${name}`);
-        }
-        rows.push({ call, scenario: name, behaviour, ...row });
-      }
+      for (const behaviour of BEHAVIOURS) rows.push(await measure(root, call, name, behaviour, requests[name]));
     }
   }
   return rows;
