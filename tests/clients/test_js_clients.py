@@ -5,7 +5,7 @@ installs them (scripts/test does). Without them these tests fail, never skip. Th
 
 - tests/js/matrix.mjs: the client matrix of docs/typescript.md, compared byte for byte;
 - tests/js/clients.mjs: each client's own request for the seed prompt, and what mockllama chose;
-- tests/js/example.test.ts (vitest) and truncation-safe-client.ts: the page's examples, as written.
+- tests/js/example.test.ts and sweep.test.ts (vitest), truncation-safe-client.ts: the page's examples, as written.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from mockllama.pytest_plugin.session import variant_url_behaviours
 from mockllama.teaching import explain, matrix
 from mockllama.wire.routes import RESPONSES_PATH
 from support import ROOT
+from support.recordings import SWEEP_POSITIONS
 
 JS = ROOT / "tests" / "js"
 PAGE = ROOT / "docs" / "typescript.md"
@@ -268,14 +269,17 @@ def test_the_page_shows_each_included_file_as_it_is():
         "tests/js/mockllama.setup.ts",
         "tests/js/vitest.config.ts",
         "tests/js/example.test.ts",
+        "tests/js/sweep.test.ts",
         "tests/js/truncation-safe-client.ts",
     }
     for path, shown in included:
         assert shown == (ROOT / path).read_text(), f"docs/typescript.md shows an old {path}: {WRITE}"
 
 
-def test_the_vitest_example_runs_as_written():
+def test_the_vitest_examples_run_as_written_one_test_a_sweep_position_and_behaviour():
+    """example.test.ts's 33 tests, and sweep.test.ts's one a position of the tool-call sweep, in buggy and fixed."""
     _require_the_js_clients()
+    expected = 33 + 2 * sum(1 for scenario in SWEEP_POSITIONS.values() if scenario.sweep == "tool-call")
     result = subprocess.run(
         ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=verbose"],
         cwd=JS,
@@ -285,7 +289,8 @@ def test_the_vitest_example_runs_as_written():
         timeout=300,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert re.search(r"Tests +33 passed \(33\)", result.stdout), result.stdout[-2000:]
+    assert re.search(rf"Tests +{expected} passed \({expected}\)", result.stdout), result.stdout[-2000:]
+    assert re.search(r"^ *✓ sweep\.test\.ts > tool-call@17-fixed( \d+ms)?$", result.stdout, re.MULTILINE), result.stdout
 
 
 def test_the_vitest_example_runs_through_every_server_the_variant_fixture_does():
