@@ -191,6 +191,117 @@ def test_explain_tells_a_javascript_user_what_the_matrix_shows(rows, scenarios):
         assert ("generateText runs every call whose arguments parse" in advice) == ran, scenario
 
 
+# --- the sweep view ----------------------------------------------------------------------------
+
+SWEEP = "tool-call"
+SWEEP_BEGIN, SWEEP_END = "<!-- js-sweep:begin -->", "<!-- js-sweep:end -->"
+WRITE_SWEEP = "run: mockllama serve --port 0, then node tests/js/sweep.mjs URL --write docs/typescript.md"
+GENERATE_TEXT = "AI SDK `generateText`, `openai.responses()`"
+
+
+@pytest.fixture(scope="module")
+def sweep_view(mockllama_url):
+    """Every client call of the matrix at every position of the tool-call sweep, in one node process."""
+    return json.loads(_node("tests/js/sweep.mjs", mockllama_url, timeout=300))
+
+
+def _sweep_positions() -> dict[int, dict]:
+    """Each position of the tool-call sweep, from the recordings: its recorded /v1/responses body."""
+    found = {}
+    for scenario in SWEEP_POSITIONS.values():
+        if scenario.sweep == SWEEP:
+            found[scenario.limit] = scenario.find("POST", RESPONSES_PATH, False).body_json
+    return dict(sorted(found.items()))
+
+
+def _arguments_parse(body: dict) -> bool:
+    """Whether the recorded reply holds a function_call whose arguments parse as JSON."""
+    for item in body["output"]:
+        if item["type"] == "function_call":
+            try:
+                json.loads(item["arguments"])
+                return True
+            except ValueError:
+                return False
+    return False
+
+
+def _cells(view: dict, call: str, behaviour: str) -> dict[int, str]:
+    return dict(zip(view["positions"], view["cells"][call][behaviour], strict=True))
+
+
+def test_the_page_sweep_view_and_its_picture_match_a_fresh_run(sweep_view):
+    assert matrix.table_in(PAGE.read_text(), SWEEP_BEGIN, SWEEP_END) == sweep_view["markdown"], WRITE_SWEEP
+    assert (PAGE.parent / sweep_view["picture"]).read_text() == sweep_view["svg"], WRITE_SWEEP
+
+
+def test_the_sweep_view_has_every_matrix_client_at_every_recorded_position(sweep_view, rows):
+    assert sweep_view["positions"] == list(_sweep_positions())
+    assert sweep_view["last"] == max(_sweep_positions())
+    assert list(sweep_view["cells"]) == list(dict.fromkeys(call for call, _, _ in rows))
+    names = {outcome["name"] for outcome in sweep_view["outcomes"]}
+    for by_behaviour in sweep_view["cells"].values():
+        assert list(by_behaviour) == ["buggy", "fixed"]
+        for cells in by_behaviour.values():
+            assert len(cells) == len(sweep_view["positions"]) and set(cells) <= names
+
+
+def test_the_sweep_picture_shows_each_cell_with_a_title_labels_and_a_legend(sweep_view):
+    """Each run of one outcome along a row is a rect whose <title> names it; together they are the cells."""
+    svg = sweep_view["svg"]
+    assert svg.startswith("<svg ") and "<title>What each JavaScript client does" in svg
+    label = {outcome["name"]: outcome["label"] for outcome in sweep_view["outcomes"]}
+    drawn: dict[tuple[str, str], dict[int, str]] = {}
+    pattern = rf"<rect [^>]*><title>([^<]+), {SWEEP}@(\d+)(?:-(\d+))?, (buggy|fixed): ([^<]+)</title></rect>"
+    for client, first, last, behaviour, outcome in re.findall(pattern, svg):
+        row = drawn.setdefault((client, behaviour), {})
+        for position in range(int(first), int(last or first) + 1):
+            assert position not in row, (client, behaviour, position)
+            row[position] = outcome
+    for call, by_behaviour in sweep_view["cells"].items():
+        assert f">{call.replace('`', '')}</text>" in svg
+        for behaviour in by_behaviour:
+            shown = {position: label[did] for position, did in _cells(sweep_view, call, behaviour).items()}
+            assert drawn[(call.replace("`", ""), behaviour)] == shown, (call, behaviour)
+    for outcome in sweep_view["outcomes"]:
+        assert f">{outcome['label']}</text>" in svg
+    for position in sweep_view["positions"]:
+        assert f">{position}</text>" in svg
+
+
+def test_the_ai_sdk_runs_a_cut_call_exactly_where_its_arguments_parse_only_on_llama_server(sweep_view):
+    """The hold-out fact, from the harness: generateText runs every cut call whose recorded arguments parse
+    on buggy, and on fixed only the finished one; where they do not parse it refuses the call."""
+    positions = _sweep_positions()
+    last = max(positions)
+    parse = {position for position, body in positions.items() if _arguments_parse(body)}
+    assert parse - {last}, "the sweep has cut positions whose arguments parse"
+    buggy, fixed = (_cells(sweep_view, GENERATE_TEXT, behaviour) for behaviour in ("buggy", "fixed"))
+    assert {position for position, did in buggy.items() if did == "ran"} == parse
+    assert {position for position, did in fixed.items() if did == "ran"} == {last}
+    calls = {
+        position for position, body in positions.items() if any(i["type"] == "function_call" for i in body["output"])
+    }
+    assert {position for position, did in buggy.items() if did == "refused"} == calls - parse
+
+
+def test_openai_node_never_notices_a_cut_on_llama_server_and_always_on_a_correct_server(sweep_view):
+    last = sweep_view["last"]
+    for call in ("openai-node `responses.create`", "openai-node `responses.create({stream: true})`, iterated"):
+        buggy, fixed = (_cells(sweep_view, call, behaviour) for behaviour in ("buggy", "fixed"))
+        assert "noticed" not in buggy.values()
+        assert {position for position, did in fixed.items() if did == "noticed"} == set(range(1, last))
+    for behaviour in ("buggy", "fixed"):  # the chat endpoint says length in every behaviour
+        chat = _cells(sweep_view, "openai-node `chat.completions.create`", behaviour)
+        assert {position for position, did in chat.items() if did == "noticed"} == set(range(1, last))
+
+
+def test_the_streaming_helpers_fail_at_every_position_in_buggy_and_fixed(sweep_view):
+    for call in ("AI SDK `streamText`, `openai.responses()`", "openai-node `responses.stream()`, `finalResponse()`"):
+        for behaviour in ("buggy", "fixed"):
+            assert set(sweep_view["cells"][call][behaviour]) == {"threw"}, (call, behaviour)
+
+
 # --- the clients' own requests ------------------------------------------------------------------
 
 CLIENTS = (
