@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,24 @@ def json_text(raw: bytes) -> str:
     them; llama-server answers them with a 400 parse error (tests/live/test_live_hardening.py), and
     so does mockllama: the decoding error, or the NUL bytes of UTF-16 read as UTF-8, is no JSON."""
     return raw.decode("utf-8").removeprefix("\ufeff")
+
+
+def _no_constant(name: str):
+    raise ValueError(f"invalid literal {name}: JSON has no NaN or Infinity")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"number overflow parsing {text!r}")
+    return number
+
+
+def parse_request_json(raw: bytes):
+    """A request body parsed as llama-server parses it (nlohmann::json): ``NaN`` and ``Infinity``
+    are no JSON, and a number too large for a double overflows; Python's json would take all three
+    (tests/live/test_live_hardening.py holds llama-server's 400 for each)."""
+    return json.loads(json_text(raw), parse_constant=_no_constant, parse_float=_finite)
 
 
 def _key_bytes(args: tuple) -> int:
@@ -175,7 +194,7 @@ class Matcher:
         if method == "GET":
             return self._select_get(path, scenario_name)
         try:
-            body = json.loads(json_text(raw))
+            body = parse_request_json(raw)
         except ValueError as err:  # UnicodeDecodeError included
             recorded = self._by_bytes.get((method, path, raw))
             if recorded is not None:

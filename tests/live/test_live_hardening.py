@@ -174,3 +174,21 @@ def test_a_body_that_is_not_plain_utf8_is_read_as_llama_server_reads_it(llama, s
     read = encoding == "utf-8 with a byte order mark"
     assert real == ((200, "object", "response") if read else (400, "error", "invalid_request_error"))
     assert _kind(*_post(server.url, "/v1/responses", sent))[:3] == real
+
+
+NOT_JSON_NUMBERS = {
+    "NaN": '"max_output_tokens": NaN',
+    "Infinity": '"temperature": Infinity',
+    "-Infinity": '"temperature": -Infinity',
+    "a number past a double": '"max_output_tokens": 1e999',
+}
+
+
+@pytest.mark.parametrize("field", list(NOT_JSON_NUMBERS))
+def test_nan_infinity_and_an_overflowing_number_are_refused_as_llama_server_refuses_them(llama, server, field):
+    """Python's json reads NaN, Infinity and 1e999 (as inf); nlohmann::json refuses all three with a 400."""
+    sent = json.dumps(TEXT_CUT_8).replace('"temperature": 0', NOT_JSON_NUMBERS[field]).encode()
+    assert NOT_JSON_NUMBERS[field].encode() in sent
+    real = _kind(*_post(llama.url, "/v1/responses", sent))[:3]
+    assert real == (400, "error", "invalid_request_error")
+    assert _kind(*_post(server.url, "/v1/responses", sent))[:3] == real

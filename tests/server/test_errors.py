@@ -187,3 +187,14 @@ def test_error_replies_name_the_behaviour_that_was_asked_for(server):
     assert headers["X-Mockllama-Behaviour"] == "spec"
     _, headers, _ = post_json(server.url, "/v1/responses", SEED, {"X-Mockllama-Behaviour": "nonsense"})
     assert headers["X-Mockllama-Behaviour"] == "buggy"  # the server default; the error names the bad header
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999", "-1e400"])
+@pytest.mark.parametrize("behaviour", ["buggy", "spec"])
+def test_nan_infinity_and_overflowing_numbers_are_not_json_and_get_a_400(server, literal, behaviour):
+    """llama-server's parser refuses each (tests/live/test_live_hardening.py); spec never echoes one."""
+    body = f'{{"model": "text-cut-8", "input": "x", "temperature": {literal}}}'.encode()
+    status, _, reply = call(server.url, "POST", f"/{behaviour}/v1/responses", body)
+    assert status == 400
+    error = json.loads(reply)["error"]
+    assert error["type"] == "invalid_request_error" and "not valid JSON" in error["message"]
