@@ -124,6 +124,10 @@ BAD_INPUT: dict[str, Callable] = {
         _post(s(), b"\xff\xfe" + json.dumps(TEXT_CUT_8.request_json).encode("utf-16-le")),
         _post(s(), json.dumps(TEXT_CUT_8.request_json).encode("utf-32-le")),
     ],
+    "`NaN`, `Infinity`, `-Infinity`, or a number past a double (`1e999`) anywhere in a body": lambda s, _: [
+        _post(s(), b'{"model": "text-cut-8", "input": "x", "temperature": ' + literal + b"}")
+        for literal in (b"NaN", b"Infinity", b"-Infinity", b"1e999")
+    ],
     'a request equal to a recorded error request (e.g. `{"input": 42}`)': lambda s, _: _recorded_error(s),
     "a field of the wrong type (`input`, `messages`, `stream`, `max_output_tokens`, `max_tokens`), or a body "
     "that is not an object": lambda s, _: [
