@@ -1,6 +1,10 @@
 """Runs one Python client's calls against a running mockllama and prints what each did, one JSON line each.
 
     python tests/pyclients/harness.py CLIENT URL BEHAVIOUR...
+    python tests/pyclients/harness.py CLIENT URL --sweep NAME LAST BEHAVIOUR...
+
+The second form runs each call that takes a cut tool call at every position of a sweep, NAME@1 to
+NAME@LAST, each chosen by name: every position in this one process, as a client's user would.
 
 CLIENT names a module of tests/pyclients/calls/. It runs in the client's own virtualenv (llama-index
 has one of its own), so this file uses the standard library alone. tests/support/python_clients.py
@@ -16,6 +20,7 @@ import importlib
 import json
 import os
 import re
+import ssl
 import sys
 import urllib.request
 from dataclasses import dataclass, field
@@ -61,12 +66,13 @@ class Kind:
         return self.chosen or default
 
 
+CUT_CALL = "cut call, chosen"  # the kind a call takes a cut tool call in: such calls take a sweep too
 KINDS = (
     Kind("cut text", COUNT, 8),
     Kind("tool request", WRITE, 20, tool=True),
     # SmolLM2 writes Python rather than call the tool when a client sends its own tool request, so
     # a cut call is reached only by name: the recordings made with an assistant prefill.
-    Kind("cut call, chosen", WRITE, 20, tool=True, chosen="tool-cut-20", chosen_messages="messages-tool-forced-cut-20"),
+    Kind(CUT_CALL, WRITE, 20, tool=True, chosen="tool-cut-20", chosen_messages="messages-tool-forced-cut-20"),
     Kind("cut call whose arguments parse, chosen", WRITE, 30, tool=True, chosen="tool-cut-30"),
     Kind("finished", CAPITAL, 400),
 )
@@ -152,43 +158,98 @@ def journal(root: str, since: int) -> tuple[list[dict], int]:
     return read["entries"], read["last_id"]
 
 
+def _header(calls) -> dict:
+    versions = {name: metadata.version(name) for name in calls.PACKAGES}
+    return {"client": calls.CLIENT, "versions": versions, "check": calls.CHECK}
+
+
+def _line(calls, call: Call, kind: Kind, root: str, behaviour: str, since: int) -> tuple[dict, int]:
+    """What one call did with one kind in one behaviour, and the journal's last id after it."""
+    RAN.clear()
+    try:
+        outcome = call.run(f"{root}/{behaviour}", kind)
+    except Exception as error:  # what the client raised is the outcome being measured
+        outcome = Outcome(says=f"raises {described(error)}", stream="raises" if call.streams else "-")
+        if kind.tool and call.runs_tools:
+            outcome.tool = ran()
+    entries, last = journal(root, since)
+    line = {
+        "client": calls.CLIENT,
+        "call": call.name,
+        "kind": kind.name,
+        "behaviour": behaviour,
+        "reached": [[e["status"], e["scenario"], e["selected_by"]] for e in entries],
+        "says": outcome.says,
+        "stream": outcome.stream,
+        "tool": outcome.tool,
+    }
+    return line, last
+
+
 def observe(client: str, root: str, behaviours: list[str], out) -> None:
     """Each call of ``client``, for each kind and behaviour: one JSON line to ``out``."""
     calls = importlib.import_module(f"calls.{client}")
-    versions = {name: metadata.version(name) for name in calls.PACKAGES}
-    out.write(json.dumps({"client": calls.CLIENT, "versions": versions, "check": calls.CHECK}) + "\n")
+    out.write(json.dumps(_header(calls)) + "\n")
     _, last = journal(root, 0)
     for call in calls.CALLS:
         for kind in KINDS:
             if kind.name not in call.kinds:
                 continue
             for behaviour in behaviours:
-                RAN.clear()
-                try:
-                    outcome = call.run(f"{root}/{behaviour}", kind)
-                except Exception as error:  # what the client raised is the outcome being measured
-                    outcome = Outcome(says=f"raises {described(error)}", stream="raises" if call.streams else "-")
-                    if kind.tool and call.runs_tools:
-                        outcome.tool = ran()
-                entries, last = journal(root, last)
-                line = {
-                    "client": calls.CLIENT,
-                    "call": call.name,
-                    "kind": kind.name,
-                    "behaviour": behaviour,
-                    "reached": [[e["status"], e["scenario"], e["selected_by"]] for e in entries],
-                    "says": outcome.says,
-                    "stream": outcome.stream,
-                    "tool": outcome.tool,
-                }
+                line, last = _line(calls, call, kind, root, behaviour, last)
                 out.write(json.dumps(line) + "\n")
                 out.flush()
 
 
+def position(sweep: str, limit: int) -> Kind:
+    """A sweep's position as a kind: the tool request at that limit, the position chosen by name."""
+    return Kind(f"{sweep}@{limit}", WRITE, limit, tool=True, chosen=f"{sweep}@{limit}")
+
+
+def observe_sweep(client: str, root: str, sweep: str, last_position: int, behaviours: list[str], out) -> None:
+    """Each call of ``client`` that takes a cut tool call (the kind "cut call, chosen"), at every
+    position of ``sweep`` and in each behaviour: one JSON line to ``out``, with its ``position``.
+    A client module names the sweeps its endpoint has recordings of in ``SWEEPS`` (all, unsaid)."""
+    calls = importlib.import_module(f"calls.{client}")
+    out.write(json.dumps(_header(calls)) + "\n")
+    if sweep not in getattr(calls, "SWEEPS", (sweep,)):
+        return
+    _, last = journal(root, 0)
+    for call in calls.CALLS:
+        if CUT_CALL not in call.kinds:
+            continue
+        for limit in range(1, last_position + 1):
+            for behaviour in behaviours:
+                line, last = _line(calls, call, position(sweep, limit), root, behaviour, last)
+                out.write(json.dumps({**line, "position": limit}) + "\n")
+                out.flush()
+
+
+def share_tls_contexts() -> None:
+    """Make ``ssl.create_default_context`` hand out one context per set of arguments. The clients
+    build one for every client object, reading the whole CA bundle each time, which is most of what
+    a call costs here; nothing here speaks TLS, and a context may serve any number of connections."""
+    made: dict = {}
+    create = ssl.create_default_context
+
+    def shared(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in made:
+            made[key] = create(*args, **kwargs)
+        return made[key]
+
+    ssl.create_default_context = shared
+
+
 if __name__ == "__main__":
+    share_tls_contexts()  # before any client is imported
     lines = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a client's own prints (litellm's) go to stderr
     sys.path.insert(0, str(Path(__file__).parent))
     import harness  # the module the calls import (and write_file's record of runs), not __main__
 
-    harness.observe(sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3:], lines)
+    client, root, rest = sys.argv[1], sys.argv[2].rstrip("/"), sys.argv[3:]
+    if rest[:1] == ["--sweep"]:
+        harness.observe_sweep(client, root, rest[1], int(rest[2]), rest[3:], lines)
+    else:
+        harness.observe(client, root, rest, lines)

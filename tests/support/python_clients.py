@@ -108,21 +108,26 @@ def serving() -> Iterator[str]:
         process.wait(timeout=30)
 
 
+def harness_lines(module: str, extra: str, url: str, arguments: list[str]) -> list[dict]:
+    """One client's lines from tests/pyclients/harness.py, run once in that client's Python."""
+    result = subprocess.run(
+        [str(python_for(extra)), str(HARNESS), module, url, *arguments],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"the {module} calls failed:\n{result.stderr[-4000:]}")
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
 def observe(url: str, clients=CLIENTS) -> list[dict]:
     """Every client's lines: first its header (versions, what to check), then one per call, kind and
     behaviour."""
     lines = []
     for module, extra in clients:
-        result = subprocess.run(
-            [str(python_for(extra)), str(HARNESS), module, url, *base_url_behaviours()],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        )
-        if result.returncode != 0:
-            raise SystemExit(f"the {module} calls failed:\n{result.stderr[-4000:]}")
-        lines += [json.loads(line) for line in result.stdout.splitlines()]
+        lines += harness_lines(module, extra, url, base_url_behaviours())
     return lines
 
 

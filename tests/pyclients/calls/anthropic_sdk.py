@@ -14,6 +14,7 @@ behaviour: llama-server's `/v1/messages` says so itself. A cut `tool_use` arrive
 `input: {}`, which runs as a call with no arguments: check `stop_reason` first. No recording
 answers the finished prompt on `/v1/messages`."""
 KINDS = ("cut text", "tool request", "cut call, chosen", "finished")  # no tool-cut-30 on /v1/messages
+SWEEPS = ()  # the sweeps it could reach: none is recorded on /v1/messages yet
 
 
 def _request(kind) -> dict:
