@@ -15,7 +15,9 @@ from importlib import metadata
 import pytest
 
 from mockllama.pytest_plugin.session import base_url_behaviours
-from support import python_clients
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from support import python_client_sweep, python_clients
+from support.client_outcomes import classify, recorded
 from support.python_clients import PAGE, WRITE, pins, render, serving, table_in
 
 CUT = "cut text"
@@ -30,8 +32,7 @@ def _name_and_version(pin: str) -> tuple[str, str]:
     return name, version
 
 
-@pytest.fixture(scope="module")
-def lines():
+def _switched_on() -> None:
     if os.environ.get("MOCKLLAMA_CLIENTS") == "0":
         pytest.skip("MOCKLLAMA_CLIENTS=0: the Python client matrix is switched off")
     for pin in pins("clients"):
@@ -42,8 +43,23 @@ def lines():
             installed = None
         if installed != version:
             pytest.fail(f'{name} {version} is needed, not {installed}: pip install ".[clients]"; scripts/test does')
+
+
+@pytest.fixture(scope="module")
+def lines():
+    _switched_on()
     with serving() as url:
         return python_clients.observe(url)
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """The sweep view: (its lines, the positions' recordings, its rows), one client process each."""
+    _switched_on()
+    recordings = python_client_sweep.positions()
+    with serving() as url:
+        swept = python_client_sweep.observe(url, max(recordings))
+    return swept, recordings, python_client_sweep.rows(swept, recordings)
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +238,37 @@ def test_pydantic_ai_raises_incomplete_tool_call_when_the_reply_says_cut(seen):
                 else ("IncompleteToolCall")
             )
             assert line["says"].startswith(f"raises {expected}:"), (model, behaviour, line["says"])
+
+
+def test_the_sweep_picture_and_its_words_match_a_fresh_run(sweep):
+    """MOCKLLAMA_WRITE=1 writes them instead, as `python tests/support/python_client_sweep.py --write` does."""
+    swept, recordings, table = sweep
+    picture, said = python_client_sweep.render(table, recordings, python_client_sweep.versions(swept))
+    if os.environ.get("MOCKLLAMA_WRITE") == "1":
+        python_client_sweep.write(picture, said)
+    assert python_client_sweep.PICTURE.read_text() == picture, f"run: {python_client_sweep.WRITE}"
+    shown = python_client_sweep.matrix.table_in(PAGE.read_text(), python_client_sweep.BEGIN, python_client_sweep.END)
+    assert shown == said, f"run: {python_client_sweep.WRITE}"
+
+
+def test_every_client_that_takes_a_cut_call_runs_at_every_position_in_both_behaviours(sweep):
+    swept, recordings, table = sweep
+    assert len(table) > 20
+    for row in table:
+        for behaviour in python_client_sweep.BEHAVIOURS:
+            assert [line["position"] for line in row.lines[behaviour]] == sorted(recordings), (row.label, behaviour)
+
+
+def test_the_sweep_at_the_matrix_limits_classifies_as_the_matrix_cut_calls(seen, sweep):
+    """tool-cut-20 and tool-cut-30 are the sweep's request at 20 and 30 recorded alone: the one
+    declaration of outcome classes judges the matrix's line and the sweep's cell the same."""
+    _, recordings, table = sweep
+    scenarios = load_scenarios([bundled_cassette_dir()])
+    for kind, scenario in ((CUT_CALL, "tool-cut-20"), (PARSING_CALL, "tool-cut-30")):
+        limit = scenarios[scenario].limit or 0
+        assert recorded(scenarios[scenario]) == recordings[limit]
+        for row in table:
+            for behaviour in python_client_sweep.BEHAVIOURS:
+                line = seen[(row.client, row.call, kind, behaviour)]
+                expected = classify(line, recorded(scenarios[scenario]))
+                assert row.outcomes[behaviour][limit - 1] is expected, (row.label, kind, behaviour)
