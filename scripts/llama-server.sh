@@ -18,6 +18,7 @@
 # --patched: the same server built from the same sdist with patches/llama-server-responses-incomplete.patch
 # applied (replies cut off by a limit are "incomplete"), in its own directory named after the
 # patch's sha256, so a changed patch builds afresh; another 8 minutes the first time.
+# LLAMA_SERVER_ARGS, when set, is added to the command line (e.g. "--threads 1": see scripts/record-sweeps.sh).
 # MOCKLLAMA_LLAMA_HOME chooses where it all goes (default ~/.cache/mockllama/llama-server-b11434;
 # the patched build goes beside it, in that path + -patched-SHA256PREFIX).
 set -euo pipefail
@@ -121,7 +122,7 @@ command_line() {
   local port="${1:-18090}" template
   ready || { echo "llama-server is not set up yet: run $0 setup$([ "$patched" = 1 ] && echo " --patched")" >&2; exit 1; }
   template=$(template_for "$setup_name")
-  echo "$LLAMA_SERVER -m $LLAMA_MODEL --alias SmolLM2-135M-Instruct-Q4_1 --jinja --chat-template-file $template -c 4096 --host 127.0.0.1 --port $port"
+  echo "$LLAMA_SERVER -m $LLAMA_MODEL --alias SmolLM2-135M-Instruct-Q4_1 --jinja --chat-template-file $template -c 4096 --host 127.0.0.1 --port $port${LLAMA_SERVER_ARGS:+ $LLAMA_SERVER_ARGS}"
 }
 
 setup_name=smollm2-135m-instruct-q4_1

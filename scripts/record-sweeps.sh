@@ -10,6 +10,12 @@
 # lock while this runs. RECORD ARGS go to both `mockllama record` runs, e.g. `-- --scenario text-reply`
 # (a set-up whose catalogue has none of the named scenarios is skipped).
 set -euo pipefail
+# One thread: a sweep asks for tens of thousands of tokens, and llama-server's threads wait on each
+# other at every step, so with another process on the other core a two-thread server ran 10 to 30
+# times slower (13 ms a token alone, 80-400 ms beside a test run). ggml computes each value of a
+# step on one thread, so the thread count changes no token: tests/live/test_live_sweeps.py holds
+# the recordings against a server with the default threads.
+export LLAMA_SERVER_ARGS="${LLAMA_SERVER_ARGS:---threads 1}"
 out_root=${1:?usage: $0 OUT_ROOT [--patched] [PORT]}
 shift
 patched=()

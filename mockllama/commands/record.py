@@ -60,15 +60,17 @@ async def sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth) ->
             f"{sweep_file(out_dir, entry.name)}"
         )
     )
-    started, last = time.monotonic(), [0.0]
+    started, last, recorded = time.monotonic(), [0.0], [0]
 
-    def progress(done: int, total: int, said: str) -> None:
+    def progress(done: int, total: int, said: str, afresh: bool) -> None:
+        recorded[0] += afresh
         now = time.monotonic()
         if done < total and now - last[0] < PROGRESS_EVERY:
             return
         last[0] = now
-        pace = (now - started) / done
-        click.echo(printable(f"  {done}/{total} positions, about {pace * (total - done):.0f} s left ({said})"))
+        # the pace of the positions this run recorded: those on disk from an earlier run took no time
+        left = (now - started) / recorded[0] * (total - done) if recorded[0] else 0.0
+        click.echo(printable(f"  {done}/{total} positions, about {left:.0f} s left ({said})"))
 
     outcome = await record_sweep(entry, url, out_dir, timeout, headers, max_reply_bytes, auth, progress)
     elapsed = time.monotonic() - started

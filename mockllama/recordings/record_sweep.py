@@ -53,8 +53,9 @@ class SweepOutcome:
     note: str | None = None
 
 
-# Told of each position as it is done: (positions done, positions in all, what it said).
-Progress = Callable[[int, int, str], None]
+# Told of each position as it is done: (positions done, positions in all, what it said, whether this
+# run recorded it: False for one on disk from an earlier run).
+Progress = Callable[[int, int, str, bool], None]
 
 
 def sweep_file(out_dir: Path, name: str) -> Path:
@@ -175,7 +176,7 @@ async def record_sweep(
     headers: dict,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     auth: aiohttp.BasicAuth | None = None,
-    progress: Progress = lambda done, total, said: None,
+    progress: Progress = lambda done, total, said, recorded: None,
 ) -> SweepOutcome:
     """Record ``entry`` at every position into ``out_dir/NAME.sweep.yaml`` (see the module's docstring)."""
     assert entry.sweep is not None, "record_sweep records a scenario with a sweep"
@@ -187,7 +188,8 @@ async def record_sweep(
     for done, limit in enumerate(positions, start=1):
         path = folder / f"{limit}{POSITION_SUFFIX}"
         summary_path = path.with_suffix(".summary")
-        if path.exists() and summary_path.exists():
+        on_disk = path.exists() and summary_path.exists()
+        if on_disk:
             said = summary_path.read_text(encoding="utf-8")
         else:
             outcome = await record_into(path, entry.at_limit(limit), url, timeout, headers, max_reply_bytes, auth)
@@ -203,7 +205,7 @@ async def record_sweep(
             summary_path.write_text(said, encoding="utf-8")
             recorded += 1
         reasons.append(_twin_reason(said))
-        progress(done, len(positions), f"{position_name(entry.name, limit)}: {said}")
+        progress(done, len(positions), f"{position_name(entry.name, limit)}: {said}", not on_disk)
     _merge(folder, positions, sweep_file(out_dir, entry.name))
     shutil.rmtree(folder, ignore_errors=True)
     return SweepOutcome(entry.name, _summary(positions, reasons), len(positions), recorded, note=entry.note)

@@ -56,7 +56,7 @@ def test_a_stopped_sweep_goes_on_where_it_stopped(double, tmp_path):
     class Stop(Exception):
         pass
 
-    def stop_at_ten(done, total, said):
+    def stop_at_ten(done, total, said, recorded):
         if done == 10:
             raise Stop
 
