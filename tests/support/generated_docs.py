@@ -17,6 +17,7 @@ from pathlib import Path
 from mockllama.app import ServeOptions
 from mockllama.behaviours.registry import BEHAVIOURS, markdown_list
 from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
+from mockllama.behaviours.variants import chat_markdown_table as chat_variants_table
 from mockllama.behaviours.variants import markdown_table as variants_table
 from mockllama.pytest_plugin.session import OFFERED_FILE, base_url_behaviours, offered_json
 from mockllama.server.options import options_table, plugin_table
@@ -86,6 +87,7 @@ GENERATED = [
     Generated(DOCS / "index.md", "behaviours", markdown_list),
     Generated(ROOT / "README.md", "behaviours", readme_behaviours),
     Generated(DOCS / "variants.md", "variants", variants_table),
+    Generated(DOCS / "variants.md", "chat-variants", chat_variants_table),
     Generated(DOCS / "sweeps.md", "sweeps", sweeps_table),
 ]
 

@@ -2,7 +2,9 @@
 
 Each declares the signals that server's code writes (``signals.Variant``, cited in the module's
 docstring) and gives the behaviour that replays llama-server's recordings with those signals and
-nothing else. ``VARIANTS`` lists them; ``check`` names a server by them.
+nothing else, on ``/v1/responses`` and on ``/v1/chat/completions``. ``SERVERS`` lists them all;
+``VARIANTS`` those whose Responses signals were read in that server's source, by which ``check``
+names a server.
 
 ``llama_server`` is stock llama-server's own declaration: its behaviour is ``buggy``.
 """
@@ -10,9 +12,9 @@ nothing else. ``VARIANTS`` lists them; ``check`` names a server by them.
 import json
 
 from mockllama.behaviours.registry import BEHAVIOURS
-from mockllama.behaviours.variants import aimock, inspect_ai, llama_server, localai, ollama, sglang, signals, vllm
+from mockllama.behaviours.variants import aimock, chat, inspect_ai, llama_server, localai, ollama, sglang, signals, vllm
 
-VARIANTS = (
+SERVERS = (
     llama_server.VARIANT,
     ollama.VARIANT,
     vllm.VARIANT,
@@ -21,8 +23,10 @@ VARIANTS = (
     inspect_ai.VARIANT,
     aimock.VARIANT,
 )
+# A server known only by its chat side would be named for llama-server's Responses signals: not by check.
+VARIANTS = tuple(variant for variant in SERVERS if variant.responses_read)
 # The variant behaviours' replies by name (the URL prefix): stock llama-server's is ``buggy``.
-REPLIES = {variant.name: variant.reply for variant in VARIANTS if variant is not llama_server.VARIANT}
+REPLIES = {variant.name: variant.reply for variant in SERVERS if variant is not llama_server.VARIANT}
 
 
 def own_behaviours() -> list[str]:
@@ -59,3 +63,13 @@ def markdown_table() -> str:
             f"{variant.arguments_done} | {variant.citation} |"
         )
     return "\n".join(rows)
+
+
+def chat_markdown_table() -> str:
+    """What each server's /v1/chat/completions says of a reply cut at max_tokens (docs/variants.md)."""
+    rows = [
+        "| behaviour (URL prefix) | server | `finish_reason` of a cut reply | the same, its tool call parsed | "
+        "stream's last `finish_reason` (no call / a parsed call) | `usage.completion_tokens` | source |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    return "\n".join(rows + [chat.markdown_row(variant.name, variant.server, variant.chat) for variant in SERVERS])

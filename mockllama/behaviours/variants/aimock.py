@@ -18,6 +18,7 @@ Not copied: aimock's own ids, usage and event framing (it writes ``event: <type>
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Both, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
@@ -37,6 +38,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=ITEMS,
     arguments_done=EVERY_CALL,
+    chat=UNREAD_CHAT,
 )
 
 

@@ -24,6 +24,7 @@ inspect_ai's own ids and usage.
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import EVERY_CALL, Both, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": None, "reasoning": "completed"}
@@ -39,6 +40,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
     arguments_done=EVERY_CALL,
+    chat=UNREAD_CHAT,
 )
 
 

@@ -12,10 +12,15 @@ status (:604-613), and ends with ``response.completed`` (:689, :691) whose respo
 ``response.function_call_arguments.done`` is ever sent (:676-684). The stop reason is there
 (``stop``, :255) and only the chat builders read it. Upstream: ggml-org/llama.cpp issue 30773
 (as the issue names it; not found in the search index, so its state is unknown).
+
+Its chat endpoint is honest, and the recordings are the proof: every chat reply cut at
+``max_tokens`` says ``finish_reason: "length"``, a parsed tool call or not, and its usage counts
+every token generated (``completion_tokens`` equals ``max_tokens``).
 """
 
 from __future__ import annotations
 
+from mockllama.behaviours.variants.chat import HONEST, Chat
 from mockllama.behaviours.variants.signals import ABSENT, NO_CALL, SET, Ending, Variant, same
 
 COMPLETED = {"message": "completed", "function_call": "completed", "reasoning": "completed"}
@@ -31,4 +36,5 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=STREAMED,
     arguments_done=NO_CALL,
+    chat=Chat(HONEST, HONEST, source="the recordings themselves"),
 )

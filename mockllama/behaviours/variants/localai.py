@@ -22,6 +22,7 @@ response's function_call items (:2298-2307); LocalAI's own usage and event frami
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import NO_CALL, SET, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": "completed"}
@@ -36,6 +37,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=ITEMS,
     arguments_done=NO_CALL,
+    chat=UNREAD_CHAT,
 )
 
 

@@ -20,6 +20,7 @@ stream has none), and Ollama's own ids, usage and event framing: the rest is lla
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, SET, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
@@ -34,6 +35,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=ITEMS,
     arguments_done=EVERY_CALL,
+    chat=UNREAD_CHAT,
 )
 
 

@@ -21,6 +21,7 @@ is absent; SGLang's own ids, usage and event framing.
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
@@ -35,6 +36,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
     arguments_done=EVERY_CALL,
+    chat=UNREAD_CHAT,
 )
 
 

@@ -3,7 +3,7 @@ on a recording.
 
 A variant behaviour is llama-server's recorded reply with exactly the signals another server
 writes where a reply's end is reported, and nothing else: the text, arguments, ids, usage, event
-framing and every other field stay the recording's. The signals, each for a reply that finished
+framing and every other field stay the recording's. The signals on ``/v1/responses``, each for a reply that finished
 and for one cut at ``max_output_tokens`` (the chat twin's ``finish_reason``, as ``fixed`` decides):
 
 - the response object's ``status``, ``incomplete_details`` (``null`` and absent are not the same),
@@ -15,7 +15,8 @@ and for one cut at ``max_output_tokens`` (the chat twin's ``finish_reason``, as 
 
 A value is written as declared: ``ABSENT`` leaves the key out, ``SET`` is a time (the recorded
 ``completed_at``, else ``created_at``), any other value is written as it is. An item type a
-declaration does not name keeps its recorded status. ``check`` reads the same declarations to name
+declaration does not name keeps its recorded status. The signals on ``/v1/chat/completions``
+(``finish_reason``, usage) are declared and written by ``chat``. ``check`` reads the same declarations to name
 the server whose signals a reply carries.
 """
 
@@ -26,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mockllama.behaviours.fixed import arguments_done_event, corrects, verdict
-from mockllama.behaviours.reply import Reply, recorded_reply
+from mockllama.behaviours.reply import Reply
+from mockllama.behaviours.variants.chat import Chat, chat_reply
 from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.wire import sse
 
@@ -92,6 +94,10 @@ class Variant:
     terminal: Both  # of str: the terminal event's name and type
     item_done: Mapping[str, object]  # each response.output_item.done item's status, by type
     arguments_done: str  # EVERY_CALL, NO_CALL or CALLS_WITH_A_DELTA
+    chat: Chat  # what its /v1/chat/completions says of a cut reply (chat.py)
+    # False for a server known only by its chat side: its /v1/responses is llama-server's, uncited,
+    # so check names no server by it.
+    responses_read: bool = True
 
     @property
     def reads_stop_reason(self) -> bool:
@@ -108,7 +114,7 @@ class Variant:
     def reply(self, interaction: Interaction, scenario: Scenario) -> Reply:
         """The recorded reply with this server's signals: the behaviour, a pure function."""
         if not corrects(interaction):
-            return recorded_reply(interaction)
+            return chat_reply(interaction, self.chat)  # a chat completion, or as recorded
         decision = verdict(scenario, interaction)
         rule = decision.rule if self.reads_stop_reason else None
         if interaction.is_event_stream:

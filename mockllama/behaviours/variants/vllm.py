@@ -22,6 +22,7 @@ new ids of the terminal response's rebuilt items; vLLM's own usage and event fra
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
+from mockllama.behaviours.variants.chat import UNREAD_CHAT
 from mockllama.behaviours.variants.signals import ABSENT, CALLS_WITH_A_DELTA, Both, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
@@ -40,6 +41,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
     arguments_done=CALLS_WITH_A_DELTA,
+    chat=UNREAD_CHAT,
 )
 
 
