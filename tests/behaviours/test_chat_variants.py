@@ -1,0 +1,115 @@
+"""The variant behaviours on /v1/chat/completions: each server's chat-side truncation signals
+(finish_reason, usage) on llama-server's recorded chat replies, and nothing else.
+
+The expected values are written by hand from each server's source or bug tracker (cited in its
+module), not computed from the declarations under test.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import pytest
+
+from mockllama.behaviours.reply import recorded_reply
+from mockllama.behaviours.variants import REPLIES, SERVERS
+from mockllama.wire.routes import CHAT_PATH
+from support.recordings import SCENARIOS
+
+
+def _chat(name: str, stream: bool, **request):
+    """The recorded chat interaction of ``name``; ``request`` changes what its request said (a
+    ``tool_choice`` the bundled recordings do not hold), the reply staying the recording's."""
+    interaction = SCENARIOS[name].find("POST", CHAT_PATH, stream)
+    if not request:
+        return interaction
+    sent = copy.deepcopy(interaction.request_json)
+    for key, value in request.items():
+        if value is None:
+            sent.pop(key, None)
+        else:
+            sent[key] = value
+    return dataclasses.replace(interaction, request_json=sent)
+
+
+def _finish_reason(reply) -> str | None:
+    if reply.events is None:
+        return json.loads(reply.body)["choices"][0]["finish_reason"]
+    reasons = [
+        choice.get("finish_reason")
+        for event in reply.events
+        if isinstance(event.json(), dict)
+        for choice in event.json().get("choices") or []
+        if choice.get("finish_reason")
+    ]
+    return reasons[-1] if reasons else None
+
+
+def _reply(variant: str, name: str, stream: bool, **request):
+    return REPLIES[variant](_chat(name, stream, **request), SCENARIOS[name])
+
+
+# vLLM, vllm/entrypoints/openai/chat_completion/serving.py @006c49d4: non-streamed, "tool_calls" when
+# the parser returned a call under tool_choice "auto" (or none sent, which vLLM makes "auto"), else
+# the engine's reason; streamed, "tool_calls" only when the engine said "stop".
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_vllm_keeps_length_for_a_required_tool_call_as_recorded(stream):
+    """tool-cut-30 was recorded with tool_choice "required": vLLM relabels only auto-chosen calls."""
+    assert _chat("tool-cut-30", stream).request_json["tool_choice"] == "required"
+    assert _finish_reason(_reply("vllm", "tool-cut-30", stream)) == "length"
+
+
+@pytest.mark.parametrize("tool_choice", ["auto", None], ids=["auto", "none-sent"])
+def test_vllm_says_tool_calls_for_a_cut_auto_call_whose_arguments_parse(tool_choice):
+    reply = _reply("vllm", "tool-cut-30", False, tool_choice=tool_choice)
+    assert _finish_reason(reply) == "tool_calls"
+    body, recorded = json.loads(reply.body), _chat("tool-cut-30", False).body_json
+    assert body["usage"] == recorded["usage"]  # vLLM counts every generated token
+    body["choices"][0]["finish_reason"] = "length"
+    assert body == recorded  # nothing but the finish_reason changes
+
+
+def test_vllm_keeps_length_for_a_cut_auto_call_whose_arguments_do_not_parse():
+    """tool-cut-20's arguments are cut mid-string: hermes's json.loads of the call fails, no call is parsed."""
+    assert _finish_reason(_reply("vllm", "tool-cut-20", False, tool_choice="auto")) == "length"
+
+
+def test_vllm_streams_length_for_a_cut_auto_call():
+    reply = _reply("vllm", "tool-cut-30", True, tool_choice="auto")
+    assert _finish_reason(reply) == "length"
+    assert reply.body == _chat("tool-cut-30", True).body
+
+
+def test_vllm_leaves_a_cut_text_reply_and_a_finished_call_as_recorded():
+    for name, tool_choice in (("text-cut-8", None), ("tool-finishes", "auto")):
+        for stream in (False, True):
+            reply = _reply("vllm", name, stream, tool_choice=tool_choice)
+            assert reply.body == _chat(name, stream).body, (name, stream)
+
+
+# Every variant: what is not a cut chat reply is sent as recorded, and the honest ones change nothing.
+
+
+@pytest.mark.parametrize("variant", sorted(REPLIES))
+def test_a_chat_reply_changes_only_where_the_server_s_chat_side_is_declared_dishonest(variant):
+    declared = next(server for server in SERVERS if server.name == variant)
+    for name, scenario in sorted(SCENARIOS.items()):
+        for interaction in scenario.interactions:
+            if interaction.path != CHAT_PATH:
+                continue
+            reply, expected = REPLIES[variant](interaction, scenario), recorded_reply(interaction)
+            if declared.chat.honest or interaction.status != 200:
+                assert (reply.status, reply.body, reply.events) == (expected.status, expected.body, expected.events)
+            assert (reply.status, reply.headers) == (expected.status, expected.headers), name
+
+
+def test_the_chat_side_of_each_server_is_declared_as_read_or_not():
+    """The servers whose chat code was read say so; the others are kept as llama-server's and say that."""
+    read = {server.name for server in SERVERS if server.chat.read}
+    assert read == {"buggy", "vllm"}
+    dishonest = {server.name for server in SERVERS if not server.chat.honest}
+    assert dishonest == {"vllm"}
