@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mockllama.behaviours.registry import BEHAVIOURS
-from mockllama.behaviours.variants import VARIANTS
+from mockllama.behaviours.variants import SERVERS
 from mockllama.pytest_plugin.session import base_url_behaviours, variant_url_behaviours
 from support.docs_pages import README, blocks
 
@@ -49,8 +49,8 @@ def test_the_plugin_runs_a_url_test_once_per_behaviour_of_its_fixture(pytester, 
 def test_no_behaviour_and_no_variant_vanishes_from_the_fixtures():
     assert list(BEHAVIOURS)[:3] == ["buggy", "fixed", "spec"]  # none of the three may vanish; others may join
     assert base_url_behaviours()[:3] == ["buggy", "fixed", "spec"]
-    every_server = {variant.name for variant in VARIANTS} | {"fixed", "spec"}
-    assert sorted(variant_url_behaviours()) == sorted(every_server) and len(every_server) == 9
+    every_server = {variant.name for variant in SERVERS} | {"fixed", "spec"}
+    assert sorted(variant_url_behaviours()) == sorted(every_server) and len(every_server) == 10
 
 
 def test_an_empty_parameter_list_fails_at_collection(tmp_path):

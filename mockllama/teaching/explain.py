@@ -10,7 +10,7 @@ import textwrap
 
 from mockllama.behaviours.fixed import verdict
 from mockllama.behaviours.replay import reply_for
-from mockllama.behaviours.variants import REPLIES, VARIANTS, own_behaviours
+from mockllama.behaviours.variants import REPLIES, SERVERS, own_behaviours
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, reading_order
 from mockllama.teaching.sweep import sweep_story, sweeps_in
 from mockllama.wire.routes import RESPONSES_PATH
@@ -30,7 +30,7 @@ def shown_behaviours() -> list[str]:
 def _variants(scenario: Scenario, responses: Interaction, stream: Interaction | None) -> list[dict]:
     """Each other server's variant: what its reply's status and stream's terminal event say, and where that is from."""
     told = []
-    for variant in VARIANTS:
+    for variant in SERVERS:
         if variant.name not in REPLIES:
             continue  # stock llama-server's is buggy, shown side by side
         status = json.loads(reply_for(variant.name, responses, scenario).body).get("status", ABSENT)

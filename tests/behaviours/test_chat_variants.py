@@ -91,6 +91,36 @@ def test_vllm_leaves_a_cut_text_reply_and_a_finished_call_as_recorded():
             assert reply.body == _chat(name, stream).body, (name, stream)
 
 
+# LM Studio, lmstudio-bug-tracker issue 2335: completion_tokens = max_tokens - 1 on a length stop.
+
+LENGTH_STOPS = ["text-cut-8", "text-cut-16", "tool-cut-20", "tool-cut-30", "thinking-cut-12", "ladder-cut-8"]
+
+
+@pytest.mark.parametrize("name", LENGTH_STOPS)
+def test_lmstudio_counts_one_token_less_than_max_tokens_on_a_length_stop(name):
+    interaction = _chat(name, False)
+    body = json.loads(_reply("lmstudio", name, False).body)
+    recorded = interaction.body_json
+    assert recorded["usage"]["completion_tokens"] == interaction.request_json["max_tokens"]
+    assert body["usage"]["completion_tokens"] == interaction.request_json["max_tokens"] - 1
+    assert body["usage"]["total_tokens"] == recorded["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+    assert body["choices"][0]["finish_reason"] == "length"  # LM Studio says length, honestly
+    body["usage"], recorded_usage = recorded["usage"], body["usage"]
+    assert body == recorded and recorded_usage != recorded["usage"]
+
+
+@pytest.mark.parametrize("name", ["text-finishes", "tool-finishes", "text-exact-limit"])
+def test_lmstudio_counts_a_finished_reply_as_recorded(name):
+    """text-exact-limit finished in exactly its limit with "stop": the issue is about length stops only."""
+    for stream in (False, True):
+        assert _reply("lmstudio", name, stream).body == _chat(name, stream).body
+
+
+def test_lmstudio_streams_a_cut_reply_as_recorded_when_it_carries_no_usage():
+    """llama-server's recorded streams carry no usage chunk (none was asked for): nothing to under-count."""
+    assert _reply("lmstudio", "text-cut-8", True).body == _chat("text-cut-8", True).body
+
+
 # Every variant: what is not a cut chat reply is sent as recorded, and the honest ones change nothing.
 
 
@@ -110,6 +140,6 @@ def test_a_chat_reply_changes_only_where_the_server_s_chat_side_is_declared_dish
 def test_the_chat_side_of_each_server_is_declared_as_read_or_not():
     """The servers whose chat code was read say so; the others are kept as llama-server's and say that."""
     read = {server.name for server in SERVERS if server.chat.read}
-    assert read == {"buggy", "vllm"}
+    assert read == {"buggy", "vllm", "lmstudio"}
     dishonest = {server.name for server in SERVERS if not server.chat.honest}
-    assert dishonest == {"vllm"}
+    assert dishonest == {"vllm", "lmstudio"}

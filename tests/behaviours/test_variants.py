@@ -16,10 +16,10 @@ import json
 import pytest
 
 from mockllama.behaviours.reply import recorded_reply
-from mockllama.behaviours.variants import REPLIES, VARIANTS, llama_server
+from mockllama.behaviours.variants import REPLIES, SERVERS, VARIANTS, llama_server
 from mockllama.behaviours.variants.signals import Variant
 from mockllama.check import Seen, _stream_events, judge_aspects, judge_finished, seen_in_stream
-from mockllama.wire.routes import RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from support.recordings import SCENARIOS
 
 H, D, W, NA = "honest", "dishonest", "wrong", "not applicable"
@@ -117,7 +117,8 @@ def _seen(reply) -> Seen:
 
 
 def test_every_variant_has_a_behaviour_and_its_expectations():
-    assert set(REPLIES) == {variant.name for variant in VARIANTS} - {"buggy"} == set(EXPECTED_CUT)
+    assert set(REPLIES) == {variant.name for variant in SERVERS} - {"buggy"}
+    assert set(EXPECTED_CUT) == {variant.name for variant in VARIANTS} - {"buggy"}
     assert [variant.server for variant in VARIANTS] == [
         "stock llama-server",
         "Ollama",
@@ -127,6 +128,14 @@ def test_every_variant_has_a_behaviour_and_its_expectations():
         "inspect_ai",
         "aimock",
     ]
+    # LM Studio is known by its chat side only (closed source): check names no server by its Responses side.
+    assert [variant.name for variant in SERVERS if variant not in VARIANTS] == ["lmstudio"]
+
+
+def test_a_server_known_by_its_chat_side_only_sends_llama_server_s_responses():
+    for name, stream in RESPONSES:
+        interaction = _interaction(name, stream)
+        assert REPLIES["lmstudio"](interaction, SCENARIOS[name]).body == interaction.body, (name, stream)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
@@ -234,10 +243,11 @@ def test_nothing_but_the_truncation_signals_changes(variant):
 
 @pytest.mark.parametrize("variant", sorted(REPLIES))
 def test_other_routes_and_errors_are_sent_as_recorded(variant):
-    """Chat completions, /v1/messages and error replies carry no Responses status: byte for byte."""
+    """/v1/messages and error replies carry no truncation signal: byte for byte. Chat completions
+    carry a server's chat-side signals (test_chat_variants.py)."""
     for name, scenario in sorted(SCENARIOS.items()):
         for interaction in scenario.interactions:
-            if interaction.path == RESPONSES_PATH and interaction.status == 200:
+            if interaction.path in (RESPONSES_PATH, CHAT_PATH) and interaction.status == 200:
                 continue
             reply = REPLIES[variant](interaction, scenario)
             expected = recorded_reply(interaction)
@@ -260,7 +270,7 @@ def test_the_rule_that_decided_is_said_only_by_a_server_that_reads_the_stop_reas
     assert reply.decided_by == ("chat-twin finish_reason=length" if variant in reads else None)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", SERVERS, ids=lambda v: v.name)
 def test_each_module_cites_its_server_and_says_what_it_does_not_copy(variant: Variant):
     module = next(
         m

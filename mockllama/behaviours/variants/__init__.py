@@ -12,7 +12,18 @@ names a server.
 import json
 
 from mockllama.behaviours.registry import BEHAVIOURS
-from mockllama.behaviours.variants import aimock, chat, inspect_ai, llama_server, localai, ollama, sglang, signals, vllm
+from mockllama.behaviours.variants import (
+    aimock,
+    chat,
+    inspect_ai,
+    llama_server,
+    lmstudio,
+    localai,
+    ollama,
+    sglang,
+    signals,
+    vllm,
+)
 
 SERVERS = (
     llama_server.VARIANT,
@@ -22,6 +33,7 @@ SERVERS = (
     sglang.VARIANT,
     inspect_ai.VARIANT,
     aimock.VARIANT,
+    lmstudio.VARIANT,
 )
 # A server known only by its chat side would be named for llama-server's Responses signals: not by check.
 VARIANTS = tuple(variant for variant in SERVERS if variant.responses_read)
