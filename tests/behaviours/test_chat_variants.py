@@ -143,3 +143,24 @@ def test_the_chat_side_of_each_server_is_declared_as_read_or_not():
     assert read == {"buggy", "vllm", "lmstudio"}
     dishonest = {server.name for server in SERVERS if not server.chat.honest}
     assert dishonest == {"vllm", "lmstudio"}
+
+
+# Over HTTP: the path prefix reaches the chat side as it reaches /v1/responses.
+
+
+def test_the_path_prefix_serves_each_server_s_chat_side(server):
+    from support.httpkit import call, request_bytes
+
+    def sent(behaviour: str, name: str, **request):
+        interaction = _chat(name, False, **request)
+        body = json.dumps(interaction.request_json).encode() if request else request_bytes(interaction)
+        status, _, reply = call(server.url, "POST", f"/{behaviour}{CHAT_PATH}", body, {"X-Mockllama-Scenario": name})
+        assert status == 200
+        return json.loads(reply)
+
+    assert sent("vllm", "tool-cut-30")["choices"][0]["finish_reason"] == "length"  # recorded "required"
+    # A reply is made of the recording, request included, never of what a selecting client sent: vLLM
+    # answered the recorded "required" request with "length", whatever tool_choice asks for it now.
+    assert sent("vllm", "tool-cut-30", tool_choice="auto")["choices"][0]["finish_reason"] == "length"
+    assert sent("lmstudio", "tool-cut-30")["usage"]["completion_tokens"] == 29
+    assert sent("buggy", "tool-cut-30")["usage"]["completion_tokens"] == 30
