@@ -121,6 +121,43 @@ def test_lmstudio_streams_a_cut_reply_as_recorded_when_it_carries_no_usage():
     assert _reply("lmstudio", "text-cut-8", True).body == _chat("text-cut-8", True).body
 
 
+# LocalAI, core/http/endpoints/openai/chat.go @82c191af: "tool_calls" for any call its parser
+# returned, before and instead of "length"; "length" for a cut text reply.
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+@pytest.mark.parametrize("name", ["tool-cut-30", "tool-cut-20", "tool-two-calls-cut-70"])
+def test_localai_says_tool_calls_for_any_cut_call(name, stream):
+    """tool-cut-20's arguments do not parse, but llama.cpp's parser (LocalAI's ChatDeltas) returned the call."""
+    reply = _reply("localai", name, stream)
+    assert _finish_reason(reply) == "tool_calls"
+    if not stream:
+        body, recorded = json.loads(reply.body), _chat(name, False).body_json
+        body["choices"][0]["finish_reason"] = "length"
+        assert body == recorded
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_localai_says_length_for_cut_text(stream):
+    assert _reply("localai", "text-cut-8", stream).body == _chat("text-cut-8", stream).body
+
+
+# inspect_ai, src/inspect_ai/model/_openai.py @499e6152 (issue 5143, fixed later by PR 5189): a
+# max_tokens stop falls through to "stop", tool call or not, in the body and in the proxy's stream.
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+@pytest.mark.parametrize("name", ["text-cut-8", "tool-cut-30", "tool-cut-20", "thinking-cut-12"])
+def test_inspect_ai_says_stop_for_every_cut_reply(name, stream):
+    assert _finish_reason(_reply("inspect-ai", name, stream)) == "stop"
+
+
+def test_inspect_ai_sends_finished_replies_as_recorded():
+    for name in ("text-finishes", "tool-finishes"):
+        for stream in (False, True):
+            assert _reply("inspect-ai", name, stream).body == _chat(name, stream).body
+
+
 # Every variant: what is not a cut chat reply is sent as recorded, and the honest ones change nothing.
 
 
@@ -140,9 +177,9 @@ def test_a_chat_reply_changes_only_where_the_server_s_chat_side_is_declared_dish
 def test_the_chat_side_of_each_server_is_declared_as_read_or_not():
     """The servers whose chat code was read say so; the others are kept as llama-server's and say that."""
     read = {server.name for server in SERVERS if server.chat.read}
-    assert read == {"buggy", "vllm", "lmstudio"}
+    assert read == {"buggy", "vllm", "lmstudio", "ollama", "localai", "inspect-ai"}
     dishonest = {server.name for server in SERVERS if not server.chat.honest}
-    assert dishonest == {"vllm", "lmstudio"}
+    assert dishonest == {"vllm", "lmstudio", "localai", "inspect-ai"}
 
 
 # Over HTTP: the path prefix reaches the chat side as it reaches /v1/responses.

@@ -6,8 +6,9 @@ llama-server's chat endpoint is honest: a reply cut at ``max_tokens`` says ``fin
 and a client that falls back to chat, or trusts it, meets their signals there:
 
 - ``finish_reason`` of a cut reply, apart for a reply whose tool calls parsed (every call's
-  ``arguments`` is valid JSON) and one without: a server may relabel the first ``"tool_calls"``,
-  and may do so only for some ``tool_choice`` values of the request;
+  ``arguments`` is valid JSON, or for some servers any call the recording holds) and one without:
+  a server may relabel the first ``"tool_calls"``, and may do so only for some ``tool_choice``
+  values of the request;
 - ``usage.completion_tokens`` (and ``total_tokens`` with it) of a cut reply, for a server that
   under-counts.
 
@@ -42,15 +43,20 @@ class ChatEnding:
     # The request's tool_choice values (NOT_SENT when absent) under which call_finish_reason is
     # written; None: whatever the request sent.
     call_tool_choices: tuple[str, ...] | None = None
+    # True: call_finish_reason goes on any cut reply that holds a tool call, its arguments parsed or
+    # not (a server that takes the backend's partial call for a call).
+    any_call: bool = False
     completion_tokens: int = 0  # added to a cut reply's usage.completion_tokens and total_tokens
 
     @property
     def honest(self) -> bool:
         return self == HONEST
 
-    def finish_reason_for(self, parsed_call: bool, tool_choice: str) -> str | None:
-        """The finish_reason to write on a cut reply, or None to keep the recorded one."""
-        if parsed_call and self.call_finish_reason is not None:
+    def finish_reason_for(self, arguments: list, tool_choice: str) -> str | None:
+        """The finish_reason to write on a cut reply holding calls with these ``arguments``, or None
+        to keep the recorded one."""
+        called = bool(arguments) if self.any_call else _calls_parse(arguments)
+        if called and self.call_finish_reason is not None:
             if self.call_tool_choices is None or tool_choice in self.call_tool_choices:
                 return self.call_finish_reason
         return self.finish_reason
@@ -85,6 +91,8 @@ def _reason(ending: ChatEnding, call: bool) -> str:
     reason = ending.call_finish_reason if call else ending.finish_reason
     if reason is None:
         return "`length`"
+    if call and ending.any_call:
+        return f"`{reason}` (any call, parsed or not)"
     if call and ending.call_tool_choices is not None:
         choices = " or ".join(f"`{c}`" if c != NOT_SENT else "none sent" for c in ending.call_tool_choices)
         return f"`{reason}` (tool_choice {choices}), else `length`"
@@ -163,7 +171,7 @@ def _write_usage(usage, ending: ChatEnding) -> None:
 def write_body(body: dict, ending: ChatEnding, tool_choice: str) -> dict:
     """A cut chat completion saying what ``ending`` says; every other field as it was."""
     written = copy.deepcopy(body)
-    reason = ending.finish_reason_for(_calls_parse(_body_arguments(body)), tool_choice)
+    reason = ending.finish_reason_for(_body_arguments(body), tool_choice)
     for choice in written.get("choices") or []:
         if reason is not None and isinstance(choice, dict) and choice.get("finish_reason") == CUT:
             choice["finish_reason"] = reason
@@ -175,7 +183,7 @@ def write_stream(events: tuple[sse.Event, ...], ending: ChatEnding, tool_choice:
     """The recorded stream with ``ending``'s signals on the chunk that says ``"length"`` and on any
     chunk with usage; every other chunk keeps its recorded bytes."""
     payloads = [event.json() for event in events]
-    reason = ending.finish_reason_for(_calls_parse(_stream_arguments(payloads)), tool_choice)
+    reason = ending.finish_reason_for(_stream_arguments(payloads), tool_choice)
     written = []
     for event, payload in zip(events, payloads):
         if isinstance(payload, dict):

@@ -16,6 +16,15 @@ makes the stream from that object (``_agent_bridge/proxy.py``, ``stream_response
 reports max-token truncation as completed (null status, response.completed terminal event)"),
 open.
 
+Its chat bridge at the same commit says "stop" for every cut reply: ``openai_chat_choices``
+(``src/inspect_ai/model/_openai.py:442``) writes ``openai_finish_reason(choice.stop_reason)``
+(:456), which maps "model_length" to "length" and anything else it does not name, "max_tokens"
+included, to "stop" (:476-485); the completion comes from ``agent/_bridge/completions.py:106``, and
+the sandbox proxy's stream copies its ``finish_reason`` onto the last chunk (``proxy.py``,
+:1598-1608). inspect_ai issue 5143 ("Chat agent bridge reports max-token truncation as
+finish_reason=stop"), closed by PR 5189 (merged) after this commit: this variant is the version
+read. Usage is Inspect's own count (``openai_completion_usage``), not copied.
+
 Not copied: reasoning re-sent as a ``<think>`` message item (the reasoning item stays, with the
 status inspect_ai's message would have); the proxy's ``sequence_number`` and ``output_index``;
 inspect_ai's own ids and usage.
@@ -24,11 +33,13 @@ inspect_ai's own ids and usage.
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
-from mockllama.behaviours.variants.chat import UNREAD_CHAT
+from mockllama.behaviours.variants.chat import Chat, ChatEnding
 from mockllama.behaviours.variants.signals import EVERY_CALL, Both, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": None, "reasoning": "completed"}
 CUT = {"reason": "max_output_tokens"}
+
+STOP = ChatEnding(finish_reason="stop", call_finish_reason="stop")  # the same in the body and the stream
 
 VARIANT = Variant(
     name="inspect-ai",
@@ -40,7 +51,11 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
     arguments_done=EVERY_CALL,
-    chat=UNREAD_CHAT,
+    chat=Chat(
+        body=STOP,
+        stream=STOP,
+        source="UKGovernmentBEIS/inspect_ai issue 5143 (fixed later); _openai.py @499e6152",
+    ),
 )
 
 

@@ -15,6 +15,15 @@ message (:1485), function_call (:1496). The stream ends with ``response.complete
 (:2239-2270, :2606-2634) get none, and this variant sends none. No LocalAI issue or PR on this
 was found.
 
+Its chat endpoint (``core/http/endpoints/openai/chat.go`` at the same commit) says "tool_calls" for
+a cut reply that holds a call, whatever stopped it. Non-streamed: calls come first from llama.cpp's
+own parser (the backend's ChatDeltas, :794-796; the parser that gave llama-server's recorded partial
+calls, so a call cut mid-arguments counts), a choice with calls is written "tool_calls" (:849), and
+``max_tokens`` reached turns only a "stop" into "length" (:1012-1020, ``reachedTokenBudget``,
+``inference.go:20``). The stream's final chunk: "tool_calls" when a call was sent, else "length" at
+the limit (:631-640). Usage is the backend's count (:1027). A cut text reply says "length"
+(issue 3533 and the fix for issue 9716).
+
 Not copied: the XML path's ``function_call_arguments.done``; the fresh ids of the terminal
 response's function_call items (:2298-2307); LocalAI's own usage and event framing.
 """
@@ -22,10 +31,12 @@ response's function_call items (:2298-2307); LocalAI's own usage and event frami
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
-from mockllama.behaviours.variants.chat import UNREAD_CHAT
+from mockllama.behaviours.variants.chat import Chat, ChatEnding
 from mockllama.behaviours.variants.signals import NO_CALL, SET, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": "completed"}
+
+TOOL_CALLS = ChatEnding(call_finish_reason="tool_calls", any_call=True)  # the same in the body and the stream
 
 VARIANT = Variant(
     name="localai",
@@ -37,7 +48,11 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=ITEMS,
     arguments_done=NO_CALL,
-    chat=UNREAD_CHAT,
+    chat=Chat(
+        body=TOOL_CALLS,
+        stream=TOOL_CALLS,
+        source="mudler/LocalAI core/http/endpoints/openai/chat.go @82c191af",
+    ),
 )
 
 

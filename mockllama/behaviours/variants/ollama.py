@@ -12,6 +12,11 @@ and ``completed_at`` set (:1618); ``response.function_call_arguments.done`` goes
 nothing for reasoning items (:1283-1288). The fix is ollama/ollama PR 17239 ("openai: report
 incomplete status when responses hit the output token limit"), open.
 
+Its chat endpoint is honest (``openai/openai.go`` at the same commit): the non-streamed reply
+(``ToChatCompletion``, :269) relabels ``DoneReason`` "tool_calls" only when it is "stop" (:287), and
+the stream's finish chunk (``FinishChunk``, :369) the same (:374), so a cut reply, a parsed call or
+not, says "length"; usage is the model's eval count (``ToUsage``, :240-243).
+
 Not copied: the empty message item Ollama appends after a reply cut while thinking (:928-943),
 ``completed_at`` as the time of writing (the recorded ``created_at`` here, where llama-server's
 stream has none), and Ollama's own ids, usage and event framing: the rest is llama-server's bytes.
@@ -20,7 +25,7 @@ stream has none), and Ollama's own ids, usage and event framing: the rest is lla
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
-from mockllama.behaviours.variants.chat import UNREAD_CHAT
+from mockllama.behaviours.variants.chat import HONEST, Chat
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, SET, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": ABSENT}
@@ -35,7 +40,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done=ITEMS,
     arguments_done=EVERY_CALL,
-    chat=UNREAD_CHAT,
+    chat=Chat(HONEST, HONEST, source="ollama/ollama openai/openai.go @fb307609"),
 )
 
 
