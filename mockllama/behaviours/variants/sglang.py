@@ -13,6 +13,13 @@ looping, closes every item with ``response.output_item.done`` "completed" (``_cl
 ``response.function_call_arguments.done`` for every open call) and ends with ``response.completed``
 whose response says "completed". No SGLang issue or PR on this was found.
 
+Its chat endpoint is honest (``python/sglang/srt/entrypoints/openai/serving_chat.py`` @002897c2,
+from the same index): the non-streamed reply (``_build_chat_response`` through
+``_process_tool_calls``) turns the finish reason into "tool_calls" only when it is "stop", and the
+stream's finish chunks (``_handle_streaming_request``) only when a call was streamed and the reason
+is "stop"; so a cut reply says "length", a parsed call or not. Usage is the engine's
+``completion_tokens`` (``UsageProcessor``).
+
 Not copied: how the terminal response lists its items (taken here as the non-streamed builder
 writes them, not confirmed for the non-Harmony stream); the versions whose ``incomplete_details``
 is absent; SGLang's own ids, usage and event framing.
@@ -21,7 +28,7 @@ is absent; SGLang's own ids, usage and event framing.
 from __future__ import annotations
 
 from mockllama.behaviours.registry import Behaviour, register
-from mockllama.behaviours.variants.chat import UNREAD_CHAT
+from mockllama.behaviours.variants.chat import HONEST, Chat
 from mockllama.behaviours.variants.signals import ABSENT, EVERY_CALL, Ending, Variant, same
 
 ITEMS = {"message": "completed", "function_call": "completed", "reasoning": None}
@@ -36,7 +43,7 @@ VARIANT = Variant(
     terminal=same("response.completed"),
     item_done={"message": "completed", "function_call": "completed", "reasoning": "completed"},
     arguments_done=EVERY_CALL,
-    chat=UNREAD_CHAT,
+    chat=Chat(HONEST, HONEST, source="sgl-project/sglang serving_chat.py @002897c2"),
 )
 
 
