@@ -7,13 +7,13 @@ import httpx
 import pytest
 
 from mockllama.behaviours.registry import FIRST
-from mockllama.behaviours.variants import VARIANTS
+from mockllama.behaviours.variants import SERVERS
 from mockllama.behaviours.variants.signals import ABSENT
 
 # One connection pool for the whole module: several hundred tests, one request each.
 CLIENT = httpx.Client(timeout=30)
 RECORDED: dict[str, tuple] = {}  # each position's arguments and usage, as buggy (the recording) says
-DECLARED = {variant.name: variant for variant in VARIANTS}
+DECLARED = {variant.name: variant for variant in SERVERS}
 
 
 def declared_status(behaviour: str, cut: bool) -> str:

@@ -66,7 +66,8 @@ def sweeps_table() -> str:
         for scenario in load_scenarios([RECORDING_SETS[recordings]()]).values():
             if scenario.sweep is not None:
                 found.setdefault(scenario.sweep, {}).setdefault(recordings, []).append(scenario)
-    rows = ["| sweep | endpoint | set-up | positions | the server says cut | recorded | what it is |", "| --- " * 7 + "|"]
+    head = "| sweep | endpoint | set-up | positions | the server says cut | recorded | what it is |"
+    rows = [head, "| --- " * 7 + "|"]
     for name in sorted(found, key=lambda sweep: list(notes).index(sweep) if sweep in notes else len(notes)):
         sets = found[name]
         positions = sorted(sets["stock"], key=lambda scenario: scenario.limit or 0)

@@ -95,7 +95,10 @@ def draw(
     out = [_text(PAD, PAD + FONT + 2, title, font_weight="bold", font_size="13")]
     y = PAD + FONT + 10
     said = "; ".join(f"{n[0]}" + (f"-{n[-1]}" if len(n) > 1 else "") + f" {name}" for name, n in phases)
-    out.append(_text(PAD, y + FONT, f"Positions (the token limit the reply was cut at): {said}."))
+    # the two lines of the subtitle, so that it fits the picture's width whatever the phases say
+    out.append(_text(PAD, y + FONT, "Positions (the token limit the reply was cut at):"))
+    y += FONT + 4
+    out.append(_text(PAD, y + FONT, f"{said}."))
     drawn, y = _legend(legend, y + FONT + 8, width)
     out += drawn
     for behaviour, rows in panels.items():
