@@ -26,7 +26,9 @@ from support.responses_view import responses_view
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 PATCH = ROOT / "patches" / "llama-server-responses-incomplete.patch"
-PATCHED = load_scenarios([patched_cassette_dir()])
+LOADED = load_scenarios([patched_cassette_dir()])
+# The sweeps' positions are held to the stock ones in tests/recordings/test_sweep_positions.py.
+PATCHED = {name: scenario for name, scenario in LOADED.items() if scenario.sweep is None}
 PROVENANCES = {
     path.parent.name: json.loads(path.read_text()) for path in patched_cassette_dir().rglob("provenance.json")
 }
@@ -34,6 +36,8 @@ CATALOGUES = {
     "smollm2-135m-instruct-q4_1": "default",
     "smollm2-135m-forced-thinking": "forced-thinking",
     "smollm2-135m-instruct-q4_1-clients": "clients",
+    "smollm2-135m-instruct-q4_1-sweeps": "sweeps",
+    "smollm2-135m-forced-thinking-sweeps": "forced-thinking-sweeps",
 }
 
 
@@ -59,9 +63,12 @@ def test_the_patched_set_names_the_patch_and_the_server_it_came_from():
         assert "llama-server-b11434-patched-" in provenance["server_command"]
         assert provenance["catalogue"] == CATALOGUES[directory]
     assert PROVENANCES["smollm2-135m-forced-thinking"]["setup"] == "smollm2-135m-forced-thinking"
+    assert PROVENANCES["smollm2-135m-forced-thinking-sweeps"]["setup"] == "smollm2-135m-forced-thinking"
     # Recorded from the default, forced-thinking and clients catalogues, as the stock set was (the stock set
     # also holds the server-error recordings, which come from another catalogue).
-    assert set(PATCHED) == {entry.name for catalogue in CATALOGUES.values() for entry in load_catalogue(catalogue)}
+    entries = [entry for catalogue in CATALOGUES.values() for entry in load_catalogue(catalogue)]
+    assert set(PATCHED) == {entry.name for entry in entries if entry.sweep is None}
+    assert {s.sweep for s in LOADED.values() if s.sweep} == {entry.name for entry in entries if entry.sweep}
     assert set(PATCHED) <= set(STOCK)
 
 

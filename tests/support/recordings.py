@@ -11,7 +11,7 @@ from mockllama.server.app import GET_ROUTES, POST_ROUTES
 from support import ROOT
 
 # The sweeps' positions (hundreds of them, each like its neighbours) are tested apart, in
-# tests/recordings/test_sweeps.py and tests/plugin/test_sweep_fixture.py: the tests that run once per
+# tests/recordings/test_sweep_positions.py and tests/plugin/test_sweep_fixture.py: the tests that run once per
 # recording take the others.
 LOADED = load_scenarios([bundled_cassette_dir()])
 SCENARIOS = {name: scenario for name, scenario in LOADED.items() if scenario.sweep is None}
