@@ -232,6 +232,14 @@ def test_check_against_each_variant_behaviour_names_that_server_and_exits_1(serv
     result = _check(f"{server.url}/{variant.name}", "--json")
     report = json.loads(result.stdout)
     assert result.returncode == report["exit_code"] == 1, report["summary"]
+    unknown = [probe for probe in report["probes"] if probe["verdict"] == "unknown"]
+    if unknown:
+        # check learns of the cut from the server's own chat twin: where that lies (LocalAI says
+        # "tool_calls" for a cut call, inspect_ai "stop" for every cut) the probe cannot tell, and
+        # says why; judging the chat side itself is issue 54's second item
+        assert not variant.chat.honest
+        assert all("the chat twin says finish_reason=" in probe["reason"] for probe in unknown)
+        return
     assert report["verdict"] == "dishonest"
     assert report["summary"].endswith(f"Known variant: {variant}.")
     # a finished reply is never said to be cut; inspect_ai's non-streamed one says null, not "completed",

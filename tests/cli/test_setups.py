@@ -13,7 +13,9 @@ import sys
 import pytest
 
 from mockllama.recordings.cassettes import DEFAULT_SETUP, bundled_cassette_dir, load_scenarios, setup_of
+from mockllama.recordings.sweeps import sweep_of_file
 from support.httpkit import post_json
+from support.recordings import SCENARIOS
 
 FORCED = "smollm2-135m-forced-thinking"
 # The request: the prompt and limit of thinking-finishes, which only the forced-thinking set-up recorded.
@@ -31,15 +33,16 @@ def _provenance_setups() -> dict[str, str]:
     for provenance in bundled_cassette_dir().rglob("provenance.json"):
         setup = json.loads(provenance.read_text()).get("setup") or DEFAULT_SETUP
         for cassette in provenance.parent.glob("*.yaml"):
-            found[cassette.stem] = setup
+            found[sweep_of_file(cassette) or cassette.stem] = setup  # a sweep by its name, once
     return found
 
 
 def test_each_recording_knows_the_set_up_it_came_from():
     expected = _provenance_setups()
-    assert {name: s.setup for name, s in load_scenarios([bundled_cassette_dir()]).items()} == expected
+    assert {s.sweep or name: s.setup for name, s in load_scenarios([bundled_cassette_dir()]).items()} == expected
     assert sorted(name for name, setup in expected.items() if setup == FORCED) == [
         "messages-thinking-cut-12",
+        "thinking",
         "thinking-cut-12",
         "thinking-cut-32",
         "thinking-finishes",
@@ -100,7 +103,7 @@ def test_scenarios_shows_each_set_up():
         timeout=60,
         check=True,
     )
-    rows = {row["name"]: row["setup"] for row in map(json.loads, result.stdout.splitlines())}
+    rows = {row["sweep"] or row["name"]: row["setup"] for row in map(json.loads, result.stdout.splitlines())}
     assert rows == _provenance_setups()
     table = subprocess.run(
         [sys.executable, "-m", "mockllama", "scenarios"], capture_output=True, text=True, timeout=60, check=True
@@ -113,7 +116,8 @@ def test_the_teaching_page_data_carries_each_set_up(server):
     from support.httpkit import call
 
     stories = json.loads(call(server.url, "GET", "/_mockllama/scenarios.json")[2])
-    assert {story["name"]: story["setup"] for story in stories} == _provenance_setups()
+    served = {name: setup for name, setup in _provenance_setups().items() if name in SCENARIOS}  # sweeps apart
+    assert {story["name"]: story["setup"] for story in stories} == served
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ FIRST_RULE = {
     "ollama": USAGE,
     "sglang": USAGE,
     "vllm": STATUS,
+    "lmstudio": USAGE,  # its Responses side is llama-server's (only its chat side is its own)
 }
 
 
