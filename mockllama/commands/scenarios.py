@@ -45,7 +45,7 @@ def scenario_row(scenario: Scenario) -> dict:
     }
 
 
-def _changes(values: list) -> str:
+def _changes(values: list):
     """A column over a sweep's positions: each value with the positions it holds for, in order
     (``length 1-36, tool_calls 37``); one value alone when it holds for all."""
     runs: list[list] = []
@@ -55,7 +55,7 @@ def _changes(values: list) -> str:
         else:
             runs.append([value, limit, limit])
     if len(runs) == 1:
-        return str(runs[0][0] or "-")
+        return runs[0][0]  # one value along the whole sweep, None included, as one scenario's row has it
     return ", ".join(f"{value or '-'} {first}" + (f"-{last}" if last != first else "") for value, first, last in runs)
 
 

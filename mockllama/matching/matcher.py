@@ -255,7 +255,7 @@ class Matcher:
         if scenario_name is not None:
             scenario_name = self._position_asked(scenario_name, body)
             if scenario_name not in self.scenarios:
-                known = ", ".join(sorted(self.scenarios))
+                known = ", ".join(self._known())
                 raise RequestError(
                     404,
                     f"mockllama: no scenario named {scenario_name!r} (from X-Mockllama-Scenario)."
@@ -268,6 +268,15 @@ class Matcher:
             if model in self.scenarios:
                 return self._turn_of(model, method, path, body, "model")
         return None
+
+    def _known(self) -> list[str]:
+        """The scenario names a 404 lists: a sweep once, with how its positions are named."""
+        lasts: dict[str, int] = {}
+        for scenario in self.scenarios.values():
+            if scenario.sweep is not None:
+                lasts[scenario.sweep] = max(lasts.get(scenario.sweep, 0), scenario.limit or 0)
+        single = [name for name, scenario in self.scenarios.items() if scenario.sweep is None]
+        return sorted(single + [f"{name} (or {name}@N, N 1-{last})" for name, last in lasts.items()])
 
     def _position_asked(self, name: str, body) -> str:
         """A sweep named without a position: the position the request's own limit asks for (the

@@ -139,7 +139,7 @@ def mockllama_variant_url(request: pytest.FixtureRequest, mockllama: MockllamaSe
     """The base URL of the session's server, `http://127.0.0.1:PORT/<behaviour>/v1`, once for each
     way a server reports a cut reply: stock llama-server's (`buggy`), the honest `fixed` and
     `spec`, and each other server's variant (`ollama`, `vllm`, `localai`, `sglang`, `inspect-ai`,
-    `aimock`). One test shows which servers fool a client."""
+    `aimock`, `lmstudio`). One test shows which servers fool a client."""
     return mockllama.base_url(request.param)
 
 

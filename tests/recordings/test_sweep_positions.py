@@ -211,3 +211,17 @@ def test_each_cut_reply_is_the_beginning_of_the_finished_one_but_where_the_parse
             limit,
             cut,
         )
+
+
+def test_an_unknown_name_lists_each_sweep_once_with_how_its_positions_are_named():
+    asyncio.run(_unknown_name())
+
+
+async def _unknown_name():
+    app = create_app(LOADED["stock"], ServeOptions())
+    async with TestClient(TestServer(app)) as client:
+        reply = await client.post("/v1/responses", json={"input": "x"}, headers={"X-Mockllama-Scenario": "tool-cal"})
+        message = (await reply.json())["error"]["message"]
+    assert reply.status == 404
+    assert "tool-call (or tool-call@N, N 1-37)" in message and "thinking (or thinking@N, N 1-41)" in message
+    assert "tool-call@17" not in message

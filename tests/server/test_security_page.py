@@ -242,7 +242,8 @@ def _fault_number(s):
 
 
 def _stopping(_s):
-    """The bound; tests/server/test_waits_end_at_shutdown.py and tests/plugin/test_plugin_stopping.py stop servers mid-wait."""
+    """The bound; tests/server/test_waits_end_at_shutdown.py and tests/plugin/test_plugin_stopping.py stop
+    servers mid-wait."""
     assert stopping.HANDLERS_GRACE == 0.5
     server = BackgroundServer(create_app(SCENARIOS, ServeOptions(delay=600_000))).start()
     answers = []
