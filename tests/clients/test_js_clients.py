@@ -388,9 +388,11 @@ def test_the_page_shows_each_included_file_as_it_is():
 
 
 def test_the_vitest_examples_run_as_written_one_test_a_sweep_position_and_behaviour():
-    """example.test.ts's 33 tests, and sweep.test.ts's one a position of the tool-call sweep, in buggy and fixed."""
+    """example.test.ts's tests (15, and two for each server variant_url runs through), and sweep.test.ts's one
+    a position of the tool-call sweep, in buggy and fixed."""
     _require_the_js_clients()
-    expected = 33 + 2 * sum(1 for scenario in SWEEP_POSITIONS.values() if scenario.sweep == "tool-call")
+    positions = sum(1 for scenario in SWEEP_POSITIONS.values() if scenario.sweep == "tool-call")
+    expected = 15 + 2 * len(variant_url_behaviours()) + 2 * positions
     result = subprocess.run(
         ["node", "node_modules/vitest/vitest.mjs", "run", "--reporter=verbose"],
         cwd=JS,

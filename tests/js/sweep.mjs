@@ -9,7 +9,7 @@
 // tests/clients/test_js_clients.py compares a fresh view with the page and the picture.
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CALLS, measure, recordedRequests, version } from "./matrix.mjs";
+import { CALLS, measure, version } from "./matrix.mjs";
 import { sweepSvg } from "./sweep-svg.mjs";
 
 export const SWEEP = "tool-call";
@@ -54,10 +54,13 @@ function failure(row) {
  * position, and errors[call][behaviour] how each cell that failed failed (null elsewhere).
  */
 export async function run(root) {
-  const requests = await recordedRequests(root);
-  const positions = Object.keys(requests).filter((name) => name.startsWith(`${SWEEP}@`))
-    .map((name) => Number(name.slice(SWEEP.length + 1))).sort((a, b) => a - b);
-  if (!positions.length) throw new Error(`${root} serves no sweep named ${SWEEP}`);
+  // the sweep is one entry of the page's data: its positions first..last, and the last one's request
+  const stories = await (await fetch(`${root}/_mockllama/scenarios.json`)).json();
+  const sweep = stories.find(({ name, kind }) => name === SWEEP && kind === "sweep");
+  if (!sweep) throw new Error(`${root} serves no sweep named ${SWEEP}`);
+  const positions = Array.from({ length: sweep.last - sweep.first + 1 }, (_, i) => sweep.first + i);
+  const requests = Object.fromEntries(
+    positions.map((position) => [`${SWEEP}@${position}`, { ...sweep.request, max_output_tokens: position }]));
   const cells = {};
   const errors = {};
   for (const call of CALLS) {

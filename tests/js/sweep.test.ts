@@ -6,13 +6,13 @@ import { judge } from "./truncation-safe-client";
 const mockllama = inject("mockllama"); // the URL mockllama.setup.ts started it on
 const SWEEP = "tool-call"; // one tool call, recorded at every limit from 1 to where it finishes
 
-// The positions the running server serves (tool-call@1, tool-call@2, ...), each with its recorded request.
-type Story = { name: string; request: ResponseCreateParamsNonStreaming };
-const stories: Story[] = await (await fetch(`${mockllama}/_mockllama/scenarios.json`)).json();
-const positions = stories
-  .filter(({ name }) => name.startsWith(`${SWEEP}@`))
-  .map(({ name, request }) => ({ position: Number(name.slice(SWEEP.length + 1)), request }))
-  .sort((a, b) => a.position - b.position);
+// The sweep as the running server lists it: one entry, its positions first..last, and the request
+// of its last position (the one where the reply finishes); each position is that request at its limit.
+type Sweep = { name: string; kind: string; first: number; last: number; request: ResponseCreateParamsNonStreaming };
+const stories: Sweep[] = await (await fetch(`${mockllama}/_mockllama/scenarios.json`)).json();
+const sweep = stories.find(({ name, kind }) => name === SWEEP && kind === "sweep")!;
+const positions = Array.from({ length: sweep.last - sweep.first + 1 }, (_, i) => sweep.first + i)
+  .map((position) => ({ position, request: { ...sweep.request, max_output_tokens: position } }));
 const last = positions.at(-1)!.position; // where the reply finishes by itself
 const cuts = ["buggy", "fixed"].flatMap((behaviour) =>
   positions.map((cut) => [`${SWEEP}@${cut.position}-${behaviour}`, { ...cut, behaviour }] as const));

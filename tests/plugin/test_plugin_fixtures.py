@@ -96,6 +96,7 @@ FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED = {
     "ollama": (True, True),
     "sglang": (True, True),
     "vllm": (False, True),  # "incomplete", but the stream still ends response.completed
+    "lmstudio": (True, True),  # its Responses side is llama-server's (only its chat side is its own)
 }
 
 

@@ -64,11 +64,12 @@ def missing() -> str | None:
 
 def cases() -> list[tuple[str, str]]:
     """(model, prompt): every bundled scenario with a /v1/messages recording, chosen by name, with
-    its own prompt; and Claude Code's own model, which chooses nothing."""
+    its own prompt; and Claude Code's own model, which chooses nothing. A sweep's positions are left
+    out: each run of Claude Code takes seconds, and the messages-tool-cut-20 row shows what one does."""
     found = []
     for name, scenario in sorted(load_scenarios([bundled_cassette_dir()]).items()):
         interaction = scenario.find("POST", MESSAGES_PATH, False) or scenario.find("POST", MESSAGES_PATH, True)
-        if interaction is not None:
+        if interaction is not None and scenario.sweep is None:
             found.append((name, interaction.request_json["messages"][0]["content"]))
     return [*found, (UNCHOSEN, found[0][1])]
 
