@@ -138,7 +138,19 @@ def log(env: dict) -> list[str]:
 
 CONTAINER_TOOLS = ("podman", "mmdebstrap", "runc", "slirp4netns")
 CLIENT_TOOLS = ("unshare", "ip")
-EVERYTHING = ("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS, *CLIENT_TOOLS)
+EVERYTHING = (
+    "curl",
+    "chromium",
+    "wrk",
+    "valgrind",
+    "patch",
+    "c++",
+    "ccache",
+    "node",
+    "npm",
+    *CONTAINER_TOOLS,
+    *CLIENT_TOOLS,
+)
 TIERS_OFF = {
     "MOCKLLAMA_LIVE": "0",
     "MOCKLLAMA_BROWSER": "0",
@@ -187,7 +199,9 @@ def test_the_test_command_installs_nothing_on_a_machine_that_has_it_all(tmp_path
 def test_as_root_it_installs_only_the_missing_packages_and_never_a_node_that_runs(tmp_path):
     """This machine's kind: NodeSource's node and npm run; chromium and wrk are missing."""
     env = machine(
-        tmp_path, root=True, have=("curl", "valgrind", "patch", "c++", "node", "npm", *CONTAINER_TOOLS, *CLIENT_TOOLS)
+        tmp_path,
+        root=True,
+        have=("curl", "valgrind", "patch", "c++", "ccache", "node", "npm", *CONTAINER_TOOLS, *CLIENT_TOOLS),
     )
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
@@ -205,7 +219,7 @@ def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
     env = machine(
         tmp_path,
         root=True,
-        have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", *CONTAINER_TOOLS, *CLIENT_TOOLS),
+        have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", "ccache", *CONTAINER_TOOLS, *CLIENT_TOOLS),
         broken=("node",),
     )
     subprocess.run([str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, timeout=60)
@@ -213,7 +227,9 @@ def test_a_node_or_npm_that_does_not_run_counts_as_missing(tmp_path):
 
 
 def test_as_root_it_installs_the_container_tiers_tools_when_they_are_missing(tmp_path):
-    env = machine(tmp_path, root=True, have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", "node", "npm"))
+    env = machine(
+        tmp_path, root=True, have=("curl", "chromium", "wrk", "valgrind", "patch", "c++", "ccache", "node", "npm")
+    )
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -222,7 +238,7 @@ def test_as_root_it_installs_the_container_tiers_tools_when_they_are_missing(tmp
 
 
 def test_not_root_it_names_the_apt_get_line_and_the_switches(tmp_path):
-    env = machine(tmp_path, root=False, have=("curl", "valgrind", "patch", "c++", "node", "npm"))
+    env = machine(tmp_path, root=False, have=("curl", "valgrind", "patch", "c++", "ccache", "node", "npm"))
     result = subprocess.run(
         [str(checkout(tmp_path) / "scripts" / "test")], env=env, capture_output=True, text=True, timeout=60
     )
