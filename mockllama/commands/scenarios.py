@@ -9,6 +9,7 @@ import click
 from mockllama.behaviours.fixed import verdict
 from mockllama.commands.common import chosen, load, options_from
 from mockllama.recordings.cassettes import Scenario, in_reading_order
+from mockllama.recordings.sweeps import runs, span
 from mockllama.server.options import ReplayOptions
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.terminal import printable
@@ -47,16 +48,12 @@ def scenario_row(scenario: Scenario) -> dict:
 
 def _changes(values: list):
     """A column over a sweep's positions: each value with the positions it holds for, in order
-    (``length 1-36, tool_calls 37``); one value alone when it holds for all."""
-    runs: list[list] = []
-    for limit, value in values:
-        if runs and runs[-1][0] == value:
-            runs[-1][2] = limit
-        else:
-            runs.append([value, limit, limit])
-    if len(runs) == 1:
-        return runs[0][0]  # one value along the whole sweep, None included, as one scenario's row has it
-    return ", ".join(f"{value or '-'} {first}" + (f"-{last}" if last != first else "") for value, first, last in runs)
+    (``length 1-36, tool_calls 37``); one value alone when it holds for all, None included, as one
+    scenario's row has it."""
+    found = runs(values)
+    if len(found) == 1:
+        return found[0][0]
+    return ", ".join(f"{value or '-'} {span(first, last)}" for value, first, last in found)
 
 
 def sweep_row(rows: list[dict]) -> dict:

@@ -38,7 +38,7 @@ from mockllama.matching.keys import conversation_key, keys_for
 from mockllama.matching.nearness import Candidates, Fingerprints
 from mockllama.matching.turns import OwnReplies, own_replies, own_turn
 from mockllama.matching.validation import stream_type_error, type_error
-from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused
+from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused, request_limit
 from mockllama.recordings.chat_twin import turn_of
 from mockllama.recordings.sweeps import position_name
 from mockllama.wire.errors import RequestError
@@ -236,7 +236,7 @@ class Matcher:
                 if isinstance(i.request_json, dict)
             }
         finished = self._sweep_ends.get((method, path, limitless_key(path, body)))
-        limit = _limit(body)
+        limit = request_limit(body)
         if finished is None or finished.limit is None or limit is None or limit <= finished.limit:
             return None
         return finished
@@ -284,7 +284,7 @@ class Matcher:
         last = self._sweeps.get(name)
         if last is None or last.limit is None:
             return name
-        limit = _limit(body) if isinstance(body, dict) else None
+        limit = request_limit(body)
         return position_name(name, last.limit if limit is None or limit > last.limit else limit)
 
     def _turn_of(self, name: str, method: str, path: str, body, how: str) -> Selection:
@@ -421,14 +421,6 @@ class Matcher:
             f"compared as llama-server sees it (see 'Which requests match' in the docs, docs/matching.md).{hints} "
             f"{label}: {listed}. {how_to}"
         )
-
-
-def _limit(body: dict) -> int | None:
-    for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
-        value = body.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
 
 
 def _turn_label(interaction: Interaction) -> str:

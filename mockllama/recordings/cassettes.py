@@ -77,6 +77,19 @@ def bundled_names() -> frozenset[str]:
     return frozenset(path.stem for make in RECORDING_SETS.values() for path in cassette_files(make()))
 
 
+# A request's token limit, by each endpoint's name for it, first found first.
+LIMIT_KEYS = ("max_output_tokens", "max_tokens", "max_completion_tokens")
+
+
+def request_limit(body) -> int | None:
+    """The token limit a request body asks for, whatever its endpoint calls it; None without one
+    (a JSON true is no number, to llama-server's parser as here)."""
+    if not isinstance(body, dict):
+        return None
+    found = (body.get(key) for key in LIMIT_KEYS)
+    return next((value for value in found if isinstance(value, int) and not isinstance(value, bool)), None)
+
+
 @dataclass(eq=False)
 class Interaction:
     """One recorded request and its response. Compared by identity, so it can key caches."""
@@ -121,12 +134,7 @@ class Interaction:
     @property
     def limit(self) -> int | None:
         """The token limit the request asked for, whatever the endpoint calls it."""
-        if not isinstance(self.request_json, dict):
-            return None
-        for key in ("max_output_tokens", "max_tokens", "max_completion_tokens"):
-            if isinstance(self.request_json.get(key), int):
-                return self.request_json[key]
-        return None
+        return request_limit(self.request_json)
 
     def describe(self) -> str:
         return f"{self.method} {self.path} (stream={str(self.stream).lower()})"

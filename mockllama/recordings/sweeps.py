@@ -35,3 +35,19 @@ def split_position(name: str) -> tuple[str, int] | None:
     if not mark or not sweep or not limit.isdigit() or limit != str(int(limit)):
         return None
     return sweep, int(limit)
+
+
+def runs(values: list[tuple[int, object]]) -> list[tuple[object, int, int]]:
+    """Consecutive positions with the same value, as (value, first, last)."""
+    found: list[list] = []
+    for limit, value in values:
+        if found and found[-1][0] == value:
+            found[-1][2] = limit
+        else:
+            found.append([value, limit, limit])
+    return [(value, first, last) for value, first, last in found]
+
+
+def span(first: int, last: int) -> str:
+    """``17`` or ``1-36``: positions as the docs and the command line write them."""
+    return str(first) if first == last else f"{first}-{last}"

@@ -15,6 +15,7 @@ import textwrap
 from mockllama.behaviours.replay import reply_for
 from mockllama.behaviours.variants import own_behaviours
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario
+from mockllama.recordings.sweeps import runs, span
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
@@ -151,28 +152,13 @@ def sweep_story(name: str, positions: list[Scenario]) -> dict:
     }
 
 
-def runs(values: list[tuple[int, object]]) -> list[tuple[object, int, int]]:
-    """Consecutive positions with the same value, as (value, first, last)."""
-    found: list[list] = []
-    for limit, value in values:
-        if found and found[-1][0] == value:
-            found[-1][2] = limit
-        else:
-            found.append([value, limit, limit])
-    return [(value, first, last) for value, first, last in found]
-
-
-def _span(first: int, last: int) -> str:
-    return str(first) if first == last else f"{first}-{last}"
-
-
 def changes(told: dict) -> dict[str, str]:
     """Where along the positions each column changes, one line a column: ``no 12-29, yes 30-37``."""
     rows = told["positions"]
 
     def line(pick, skip=()) -> str:
         found = runs([(row["limit"], pick(row)) for row in rows])
-        return ", ".join(f"{value} {_span(first, last)}" for value, first, last in found if value not in skip)
+        return ", ".join(f"{value} {span(first, last)}" for value, first, last in found if value not in skip)
 
     yes_no = {True: "yes", False: "no", None: None}
     lines = {
@@ -186,7 +172,7 @@ def changes(told: dict) -> dict[str, str]:
 
 def _spans(limits: list[int]) -> str:
     found = runs([(limit, limit - index) for index, limit in enumerate(limits)])  # consecutive limits
-    return ", ".join(_span(first, last) for _, first, last in found)
+    return ", ".join(span(first, last) for _, first, last in found)
 
 
 def lesson(told: dict) -> str:

@@ -47,6 +47,7 @@ from mockllama.recordings.cassettes import (
     bundled_names,
     load_cassette,
     read_cassette,  # the safe reading every load uses
+    request_limit,
 )
 from mockllama.recordings.catalogue import PlannedRequest
 from mockllama.recordings.chat_twin import chat_twin, turn_of
@@ -256,16 +257,7 @@ def slug_name(sent: Sent) -> str:
     body = sent.body
     words = re.sub(r"[^a-z0-9]+", "-", prompt_text(body).lower()).strip("-")[:40].strip("-")
     words = words or re.sub(r"[^a-z0-9]+", "-", sent.path.lower()).strip("-")
-    limit = None
-    if isinstance(body, dict):
-        limit = next(
-            (
-                body[k]
-                for k in ("max_output_tokens", "max_tokens", "max_completion_tokens")
-                if isinstance(body.get(k), int)
-            ),
-            None,
-        )
+    limit = request_limit(body)
     same = canonical_key(sent.path, {**body, "stream": False}) if isinstance(body, dict) else repr(sent.raw)
     # surrogatepass: a lone surrogate ("\ud800") is valid in a JSON string, not in UTF-8
     digest = hashlib.sha256(f"{sent.method} {sent.path} {same}".encode("utf-8", "surrogatepass")).hexdigest()[:6]
