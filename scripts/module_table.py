@@ -5,8 +5,8 @@
 
 Each row is a module: its layer (the position of its top-level package in the layers contract of
 pyproject.toml, 1 at the top; ``-`` for the package itself and ``__main__``), its path under
-``mockllama/``, and the first sentence of its docstring. tests/docs/test_module_table.py holds the
-page to it.
+``mockllama/``, and the first sentence of its docstring. ``scripts/regenerate`` writes it with the
+docs' other generated parts, and tests/docs/test_generated_docs.py holds the page to it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -86,6 +87,11 @@ def one_row_a_sweep(rows: list[dict]) -> list[dict]:
     return shown
 
 
+def bundled_rows(cassettes: tuple[Path, ...] = (), recordings: str = "stock") -> list[dict]:
+    """The rows `mockllama scenarios` shows, in reading order: one per scenario, a sweep as one."""
+    return one_row_a_sweep([scenario_row(s) for s in in_reading_order(load(chosen(cassettes, recordings)))])
+
+
 @click.command()
 @options_from(ReplayOptions, "cassettes", "recordings")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per scenario instead of a table.")
@@ -97,7 +103,7 @@ def scenarios(cassettes, recordings, as_json) -> None:
     its own input asks for (1 + the model replies it already carries). A sweep (the same request
     recorded at every limit up to where it finishes) is one line, NAME@FIRST-LAST: its positions
     are the scenarios NAME@N, and each column says where along them it changes."""
-    rows = one_row_a_sweep([scenario_row(s) for s in in_reading_order(load(chosen(cassettes, recordings)))])
+    rows = bundled_rows(cassettes, recordings)
     if as_json:
         for row in rows:
             click.echo(json.dumps(row))

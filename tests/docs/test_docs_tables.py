@@ -1,77 +1,26 @@
-"""The scenario tables of README.md and docs/scenarios.md, regenerated from the recordings.
-
-Every column but "what it shows" comes from `mockllama scenarios --json`: each row is rendered
-again from the recordings of the scenarios it names, with its own "what it shows", and must equal
-the page's row byte for byte. A page's tables together name every bundled scenario once.
+"""The tables on the docs pages that the recordings answer for: every bundled scenario has its row
+in the scenario tables (whose columns scripts/regenerate makes from the recordings, see
+tests/support/generated_docs.py), and the client table says which recording each client's
+captured requests reach.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-import sys
-
 import pytest
 
 from support.docs_pages import DOCS, README
+from support.generated_docs import recorded_scenarios, scenario_names, scenario_row, scenario_tables
 
-HEAD = "| scenario | limit | buggy status | fixed status | chat twin `finish_reason` | what it shows |"
 PAGES = [README, DOCS / "scenarios.md"]
 
 
-@pytest.fixture(scope="module")
-def recorded() -> dict[str, dict]:
-    """`mockllama scenarios --json`: one object per bundled scenario."""
-    result = subprocess.run(
-        [sys.executable, "-m", "mockllama", "scenarios", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return {scenario["name"]: scenario for scenario in map(json.loads, result.stdout.splitlines())}
-
-
-def tables(page) -> list[list[str]]:
-    """The rows of each scenario table on the page (header and rule left out)."""
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_recorded_scenario_has_one_row(page):
     text = page.read_text(encoding="utf-8")
-    found = []
-    for start in (m.end() for m in re.finditer(re.escape(HEAD) + r"\n\| --- .*\n", text)):
-        found.append(text[start:].split("\n\n")[0].splitlines())
-    return found
-
-
-def names(row: str) -> list[str]:
-    return re.findall(r"`([^`]+)`", row.split(" | ")[0])
-
-
-def render(row: str, recorded: dict[str, dict]) -> str:
-    """The row again, its columns from the recordings, its "what it shows" from the page."""
-    shows = row.removesuffix(" |").rsplit(" | ", 1)[-1]
-    group = [recorded[name] for name in names(row)]
-    if all(s["twin_finish_reason"] for s in group):  # Responses scenarios with a chat twin
-        columns = [", ".join(str(s["limit"]) for s in group)]
-        for field in ("responses_status", "fixed_status", "twin_finish_reason"):
-            values = {s[field] for s in group}
-            columns.append(values.pop() if len(values) == 1 else f"differ: {sorted(values)}")
-    else:  # chat-only, /v1/messages, GET routes and recorded errors: replayed as they came
-        columns = ["", "", "", ""]
-    scenario = ", ".join(f"`{s['name']}`" for s in group)
-    return "|" + "|".join(f" {cell} " if cell else " " for cell in [scenario, *columns, shows]) + "|"
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
-def test_the_scenario_tables_are_the_recordings(page, recorded):
-    rows = [row for table in tables(page) for row in table]
+    rows = [row for table in scenario_tables(text) for row in table]
     assert rows, f"{page.name} has no scenario table"
-    fresh = [render(row, recorded) for row in rows]
-    assert rows == fresh, "the rows as the recordings have them:\n" + "\n".join(fresh)
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
-def test_every_recorded_scenario_has_one_row(page, recorded):
-    named = [name for table in tables(page) for row in table for name in names(row)]
+    named = [name for row in rows for name in scenario_names(row)]
+    recorded = recorded_scenarios()
     assert sorted(named) == sorted(recorded), f"{page.name}: missing {sorted(set(recorded) - set(named))}"
 
 
@@ -94,10 +43,10 @@ def test_a_row_is_rendered_from_the_recordings():
         "m": {"name": "m", "limit": 8, "responses_status": "-", "fixed_status": "-", "twin_finish_reason": None},
     }
     assert (
-        render("| `a`, `b` | 1 | x | y | z | cut |", recorded)
+        scenario_row("| `a`, `b` | 1 | x | y | z | cut |", recorded)
         == "| `a`, `b` | 8, 16 | completed | incomplete | length | cut |"
     )
-    assert render("| `m` | 8 | | | | messages |", recorded) == "| `m` | | | | | messages |"
+    assert scenario_row("| `m` | 8 | | | | messages |", recorded) == "| `m` | | | | | messages |"
 
 
 CLIENTS_HEAD = "| client | API | text request reaches | tool request reaches |"
