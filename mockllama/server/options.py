@@ -23,7 +23,6 @@ from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown
 from mockllama.recordings.cassettes import RECORDING_SETS
 from mockllama.server.cors import check_origin
 from mockllama.server.faults import MAX_VALUE
-from mockllama.server.faults import usage as fault_usage
 from mockllama.server.journal import DEFAULT_BODY_BUDGET, DEFAULT_BODY_CAP, DEFAULT_JOURNAL_SIZE
 from mockllama.server.pacing import parse_pace
 
@@ -329,7 +328,7 @@ class ReplayOptions:
         metadata=option(
             "--fault",
             "Apply FAULT to every reply of SCENARIO ('*': every scenario); repeatable. X-Mockllama-Fault "
-            f"overrides it per request. Faults: {fault_usage()}.",
+            "overrides it per request. The faults: the list in `mockllama serve --help`, or docs/faults.md.",
             metavar="SCENARIO FAULT",
             repeatable=True,
             nargs=2,
