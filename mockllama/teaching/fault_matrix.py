@@ -1,13 +1,14 @@
 """The fault matrix: what the official ``openai`` SDK does, sync and async, under each fault.
 
     python -m mockllama.teaching.fault_matrix                    print the table
-    python -m mockllama.teaching.fault_matrix --write docs/faults.md  replace the tables between that page's markers
+    python -m mockllama.teaching.fault_matrix --write docs/faults.md  replace the table between that page's markers
 
 The faults are those of the registry (``server.faults.KINDS``), each with the values it names to
-be measured with; the list of faults on the same page is made from the registry too. Every fault
-is applied to the ``text-finishes`` scenario in the ``spec`` behaviour: a reply that really
-finished, in the wire format the SDK's stream helper reads, so that whatever goes wrong is the
-fault's doing. Needs the ``openai`` package (``pip install "mockllama[test]"``).
+be measured with and what it declares the SDK does under each (``server.faults.SdkOutcome``), which
+``unexpected`` compares a fresh row with. Every fault is applied to the ``text-finishes`` scenario in
+the ``spec`` behaviour: a reply that really finished, in the wire format the SDK's stream helper
+reads, so that whatever goes wrong is the fault's doing. Needs the ``openai`` package
+(``pip install "mockllama[test]"``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from mockllama.teaching.matrix import replace_table as _replace_between
 from mockllama.teaching.matrix import table_in as _between
 
 BEGIN, END = "<!-- faults:begin -->", "<!-- faults:end -->"
-KINDS_BEGIN, KINDS_END = "<!-- fault-kinds:begin -->", "<!-- fault-kinds:end -->"
 SCENARIO, BEHAVIOUR = "text-finishes", "spec"
 TERMINAL = {"response.completed", "response.incomplete", "response.failed"}
 STALL_TIMEOUT = 0.5  # the client timeout (seconds) for the faults seen as silence, shorter than the stall
@@ -71,6 +71,25 @@ class Row:
     @property
     def async_same(self) -> bool:
         return (self.create, self.stream, self.helper) == (self.async_create, self.async_stream, self.async_helper)
+
+
+def unexpected(row: Row) -> list[str]:
+    """Where ``row`` differs from what its fault's kind declares the SDK does (``SdkOutcome``): one
+    line a cell, none when the SDK did as declared."""
+    fault = parse_fault(row.fault)
+    expected = fault.kind.outcome(fault.value)
+    found = [
+        f"{column}: {cell!r} does not begin {begins!r}"
+        for column, cell, begins in (
+            ("create", row.create, expected.create),
+            ("create(stream=True)", row.stream, expected.stream),
+            ("stream()", row.helper, expected.helper),
+        )
+        if not cell.startswith(begins)
+    ]
+    if row.requests_with_retries != expected.requests:
+        found.append(f"requests with max_retries=2: {row.requests_with_retries}, not {expected.requests}")
+    return found
 
 
 def _failure(err: BaseException) -> str:
@@ -214,25 +233,13 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def render_kinds() -> str:
-    """The list of faults, from the registry: what each sends and what a client sees."""
-    lines = ["| fault | on the wire | what a client sees |", "| --- | --- | --- |"]
-    lines += [f"| `{kind.usage}` | {kind.wire} | {kind.seen.value} |" for kind in KINDS.values()]
-    return "\n".join(lines)
-
-
-def replace_table(document: str, table: str) -> str:
-    """The matrix ``table`` and the list of faults written into ``document`` (docs/faults.md)."""
-    document = _replace_between(document, render_kinds(), KINDS_BEGIN, KINDS_END)
-    return _replace_between(document, table, BEGIN, END)
-
-
 def table_in(document: str) -> str:
     return _between(document, BEGIN, END)
 
 
-def kinds_table_in(document: str) -> str:
-    return _between(document, KINDS_BEGIN, KINDS_END)
+def replace_table(document: str, table: str) -> str:
+    """The matrix ``table`` written into ``document`` (docs/faults.md), between its markers."""
+    return _replace_between(document, table, BEGIN, END)
 
 
 @click.command()
@@ -240,7 +247,7 @@ def kinds_table_in(document: str) -> str:
     "--write",
     "write_to",
     type=click.Path(path_type=Path, exists=True),
-    help="Replace the tables between the fault markers in this file (docs/faults.md).",
+    help="Replace the table between the fault matrix's markers in this file (docs/faults.md).",
 )
 def main(write_to: Path | None) -> None:
     """Run the openai SDK, sync and async, under every fault, and print the table."""

@@ -30,6 +30,7 @@ from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
 from mockllama.behaviours.variants import chat_markdown_table as chat_variants_table
 from mockllama.behaviours.variants import markdown_table as variants_table
 from mockllama.pytest_plugin.session import OFFERED_FILE, base_url_behaviours, offered_json
+from mockllama.server.faults import markdown_table as faults_table
 from mockllama.server.options import options_table, plugin_table
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
@@ -212,6 +213,7 @@ GENERATED: list[Part] = [
     Rewritten(DOCS / "scenarios.md", "scenario tables", rewrite_scenario_tables),
     Rewritten(ROOT / "README.md", "scenario tables", rewrite_scenario_tables),
     WholeFile(OFFERED_FILE, "the plugin's options", offered_json),
+    Generated(DOCS / "faults.md", "fault-kinds", faults_table),
 ]
 
 

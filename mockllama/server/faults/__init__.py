@@ -1,19 +1,24 @@
-"""Faults that real servers have, applied to one reply on its way out.
+"""Faults that real servers have, applied to one reply on its way out: the registry of fault kinds.
 
 A fault belongs to a request, not to a recording: it is chosen per request (the
 ``X-Mockllama-Fault`` header, echoed in the reply) or per scenario (``serve --fault SCENARIO
 FAULT``), and applied by ``FaultStep`` (``server.fault_step``), one of the outgoing steps, to what goes
 out, never to the cached reply a behaviour built.
 
-Each kind of fault is one class in the last section of this module, registered in ``KINDS``: its
-name, what its value is and how it is checked, its help, what it does to the reply going out, and
-what a client sees. ``serve --help``, the table in docs/faults.md and the fault matrix
-(``teaching.fault_matrix``) are made from ``KINDS``.
+Each kind of fault is one module of ``server.faults.kinds``, found there as this package is imported
+(``discover``): a ``FaultKind`` subclass that registers itself in ``KINDS`` with ``@register`` and
+declares its name, its place in the list, what its value is, its help, what it does to the reply
+going out, what a client sees, and the values the fault matrix measures it with, each with what the
+openai SDK is expected to do (``SdkOutcome``). ``serve --help``, the table in docs/faults.md and the
+fault matrix (``teaching.fault_matrix``) are made from ``KINDS``; nothing else lists the faults.
+This module holds what the kinds share: parsing, the plan of faults per scenario, applying one.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib
+import pkgutil
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -33,6 +38,7 @@ EVERY_SCENARIO = "*"
 # stall of 400 digits made asyncio.sleep raise OverflowError. 999999999 ms is over eleven days.
 WHOLE_NUMBER = re.compile(r"[0-9]{1,9}")
 MAX_VALUE = 999_999_999
+KIND_MODULES = f"{__name__}.kinds"  # the package whose every module is one fault kind
 
 
 class Seen(enum.Enum):
@@ -45,16 +51,44 @@ class Seen(enum.Enum):
     ERROR_STATUS = "an HTTP error status, in llama-server's error shape"
 
 
+@dataclass(frozen=True)
+class SdkOutcome:
+    """What the official openai SDK is expected to do under one fault, as the fault matrix
+    (``teaching.fault_matrix``, docs/faults.md) writes its cells: each of ``create``, ``stream``
+    (iterating ``create(stream=True)``) and ``helper`` (the ``stream()`` helper's final response) is
+    how that cell begins, and ``requests`` is how many requests the server sees from one ``create``
+    with the SDK's default two retries. tests/teaching/test_fault_matrix.py holds each fault to it."""
+
+    create: str
+    stream: str
+    helper: str
+    requests: int
+
+    @classmethod
+    def raises(cls, error: str, requests: int) -> SdkOutcome:
+        """Every call raises ``error`` (how its cell begins: ``"APITimeoutError: "``)."""
+        return cls(error, error, error, requests)
+
+
+# How the SDK's own errors read in the matrix, for the kinds that share them.
+CONNECTION_ERROR = "APIConnectionError: Connection error."
+TIMED_OUT = "APITimeoutError: Request timed out."
+
+
 class FaultKind:
-    """One kind of fault. A subclass sets the class attributes, implements ``apply``, and is
-    registered with ``@register``; its value is a whole number (``N``, ``MS``, ``CODE``, ...) or none."""
+    """One kind of fault. A subclass, alone in a module of ``server.faults.kinds``, sets the class
+    attributes, implements ``apply``, and is registered with ``@register``; its value is a whole
+    number (``N``, ``MS``, ``CODE``, ...) or none."""
 
     name: ClassVar[str]
+    order: ClassVar[int]  # its place in help and docs, smallest first (the kinds use 10, 20, ...)
     value: ClassVar[str | None] = None  # what its value is, as help writes it; None: it takes none
     help: ClassVar[str]  # one line, for serve --help
     wire: ClassVar[str]  # what goes out on the wire, for the table in docs/faults.md
     seen: ClassVar[Seen]
-    measured: ClassVar[tuple[str, ...]] = ()  # the values the fault matrix measures it with
+    # The values the fault matrix measures it with (None for a kind that takes none), each with what
+    # the openai SDK is expected to do under it.
+    measured: ClassVar[dict[int | None, SdkOutcome]] = {}
 
     @property
     def usage(self) -> str:
@@ -80,20 +114,40 @@ class FaultKind:
 
     def examples(self, plan: FaultPlan) -> list[Fault]:
         """The faults the fault matrix measures for this kind."""
-        return [Fault(self, None if value == "" else int(value)) for value in self.measured or ("",)]
+        return [Fault(self, value) for value in self.measured]
+
+    def outcome(self, value: Any) -> SdkOutcome:
+        """What the openai SDK is expected to do under this kind with ``value``, one of ``examples``."""
+        return self.measured[value]
 
     def apply(self, value: Any, outgoing: Outgoing, plan: FaultPlan) -> None:
         raise NotImplementedError
 
 
-KINDS: dict[str, FaultKind] = {}  # by name, in the order help and docs list them
+KINDS: dict[str, FaultKind] = {}  # by name, in the order help and docs list them (each kind's ``order``)
+DECLARED = ("name", "order", "help", "wire", "seen")  # what a kind must declare, having no default
 
 
 def register(kind: type[FaultKind]) -> type[FaultKind]:
-    if kind.name in KINDS:
+    """Add ``kind`` to ``KINDS``, in its place; a kind named twice, or missing a declaration, is refused."""
+    if getattr(kind, "name", None) in KINDS:
         raise ValueError(f"a fault named {kind.name!r} is registered already")
-    KINDS[kind.name] = kind()
+    missing = [attribute for attribute in DECLARED if not hasattr(kind, attribute)]
+    if missing:
+        raise TypeError(f"the fault kind {kind.__qualname__} does not declare {', '.join(missing)}")
+    placed = sorted([*KINDS.values(), kind()], key=lambda each: each.order)
+    KINDS.clear()
+    KINDS.update((each.name, each) for each in placed)
     return kind
+
+
+def discover(package: str = KIND_MODULES) -> list[str]:
+    """Import every module of ``package``, each registering its kind as it is imported; the names
+    of the kinds that registered."""
+    before = set(KINDS)
+    for module in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        importlib.import_module(f"{package}.{module.name}")
+    return [name for name in KINDS if name not in before]
 
 
 def usage() -> str:
@@ -104,6 +158,13 @@ def help_lines() -> list[str]:
     """One line a fault, its usage and its help, for ``serve --help``."""
     width = max(len(kind.usage) for kind in KINDS.values()) + 2
     return [f"{kind.usage:<{width}}{kind.help}" for kind in KINDS.values()]
+
+
+def markdown_table() -> str:
+    """The list of faults in docs/faults.md: what each sends and what a client sees."""
+    lines = ["| fault | on the wire | what a client sees |", "| --- | --- | --- |"]
+    lines += [f"| `{kind.usage}` | {kind.wire} | {kind.seen.value} |" for kind in KINDS.values()]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -202,128 +263,4 @@ def replaced_headers(headers: CIMultiDict | CIMultiDictProxy, error: Reply) -> C
     return merged
 
 
-# --- the faults, in the order help and docs list them: one class each ----------------------------
-
-
-@register
-class Disconnect(FaultKind):
-    name, value, seen = "disconnect", "N", Seen.DROPPED
-    help = "drop the connection after N stream events"
-    wire = (
-        "the connection is dropped after N stream events: no terminal event, no end of the chunked body. "
-        "A plain body counts as one event, so `disconnect=0` drops it after the headers"
-    )
-    measured = ("3", "0")
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        outgoing.drop = value < len(outgoing.blocks)
-        del outgoing.blocks[value:]
-
-
-@register
-class DisconnectBytes(FaultKind):
-    name, value, seen = "disconnect-bytes", "N", Seen.DROPPED
-    help = "drop the connection after N body bytes"
-    wire = (
-        "the connection is dropped after N body bytes; a plain body keeps its full `Content-Length`, "
-        "so the client can tell it is short"
-    )
-    measured = ("100",)
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        kept, left = [], value
-        for block in outgoing.blocks:
-            if left <= 0:
-                break
-            kept.append(block[:left])
-            left -= len(kept[-1])
-        outgoing.drop = value < outgoing.whole_size
-        outgoing.blocks = kept
-
-
-@register
-class TruncateStream(FaultKind):
-    name, value, seen = "truncate-stream", "N", Seen.NO_TERMINAL_EVENT
-    help = "end the stream cleanly after N events, no terminal event"
-    wire = "the stream ends cleanly after N events: a complete HTTP reply with no terminal event"
-    measured = ("3",)
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        del outgoing.blocks[value:]
-
-
-@register
-class TruncateJson(FaultKind):
-    name, value, seen = "truncate-json", None, Seen.BROKEN_JSON
-    help = "a complete reply whose JSON is cut in half"
-    wire = (
-        "a complete HTTP reply whose JSON stops halfway: half the body, or a stream's last event with half its `data`"
-    )
-
-    def apply(self, value: None, outgoing: Outgoing, plan: FaultPlan) -> None:
-        if not outgoing.blocks:
-            return
-        last = outgoing.blocks[-1]
-        if not outgoing.stream:
-            outgoing.blocks[-1] = last[: len(last) // 2]
-            return
-        head, marker, data = last.partition(b"data: ")
-        data = data.rstrip(b"\n")
-        outgoing.blocks[-1] = head + marker + data[: len(data) // 2] + b"\n\n"
-
-
-@register
-class Stall(FaultKind):
-    name, value, seen = "stall", "MS", Seen.SILENCE
-    help = "wait MS ms before the first byte"
-    wire = "nothing at all for MS milliseconds, then the reply"
-    measured = ("1000",)
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        outgoing.before += value / 1000
-
-
-@register
-class StallBetween(FaultKind):
-    name, value, seen = "stall-between", "MS", Seen.SILENCE
-    help = "wait MS ms before each later stream event"
-    wire = "MS milliseconds before each stream event after the first (a plain body: between the headers and the body)"
-    measured = ("1000",)
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        pause = value / 1000
-        outgoing.waits = [0.0] + [pause] * (len(outgoing.blocks) - 1) if outgoing.stream else [pause]
-
-
-@register
-class Status(FaultKind):
-    name, value, seen = "status", "CODE", Seen.ERROR_STATUS
-    help = "llama-server's own recorded error reply for CODE"
-    wire = "llama-server's own error reply for CODE, exactly as recorded, instead of the reply"
-
-    def check(self, value: int, plan: FaultPlan) -> None:
-        plan.recorded_error(value, f"{self.name}={value}")
-
-    def examples(self, plan: FaultPlan) -> list[Fault]:
-        return [Fault(self, code) for code in sorted(plan.errors)]
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        error = plan.errors[value]
-        outgoing.replace(error, replaced_headers(outgoing.headers, error))
-
-
-@register
-class Unavailable(FaultKind):
-    name, value, seen = "unavailable", "SECONDS", Seen.ERROR_STATUS
-    help = "llama-server's own recorded 503, with Retry-After: SECONDS"
-    wire = "llama-server's own recorded 503, as `status=503` sends it, with a `Retry-After: SECONDS` header"
-    measured = ("1", "300")
-
-    def check(self, value: int, plan: FaultPlan) -> None:
-        plan.recorded_error(503, f"{self.name}={value}")
-
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        error = plan.errors[503]
-        headers = replaced_headers(outgoing.headers, error)
-        headers["Retry-After"] = str(value)
-        outgoing.replace(error, headers)
+discover()  # last: each kind's module imports what is above
