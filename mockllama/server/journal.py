@@ -23,20 +23,32 @@ reader's copy notices (``_copy``) and takes again.
 Journalling is on every request's path, so it only keeps what it sees there, in a plain tuple
 (the reply's headers object included, not read); the ``Entry`` is built when someone reads it.
 ``python -m benchmarks --journal-cost`` measures what is left.
+
+Reading it over HTTP holds one slice of entries' JSON at a time, whatever the journal holds: the
+reply is a snapshot (the entries as they were when the read began; a clear or a new entry during
+it changes nothing in it), written a slice at a time, each made into JSON on a worker thread, and
+the next made only once the client has taken the last. Made into one document on the event loop,
+32 MiB of bodies took over 500 MB and held every other client up 1.4 s or more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import logging
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from mockllama.matching.matcher import parse_request_json
 from mockllama.wire.errors import RequestError
+
+log = logging.getLogger("mockllama")
 
 DEFAULT_JOURNAL_SIZE = 1000
 # Request body bytes kept per entry; larger bodies are cut and flagged. A coding agent's first
@@ -45,6 +57,15 @@ DEFAULT_BODY_CAP = 256 * 1024
 # Body bytes kept by the whole ring: what bounds its memory, since 1000 bodies at the cap would
 # hold 256 MiB. Past it, the oldest entries lose their bodies.
 DEFAULT_BODY_BUDGET = 32 * 1024 * 1024
+# A journal read makes up to this many bytes of request bodies into JSON at a time (or one entry,
+# if its body is larger), on a worker thread: what a read holds beyond the snapshot, and how long
+# it holds the interpreter at a time (a body's JSON grows up to six times: control bytes as \u0001).
+RENDER_SLICE_BYTES = 256 * 1024
+# ... and at most this many entries, however small their bodies: a few milliseconds' work.
+RENDER_SLICE_ENTRIES = 200
+# The one thread that does it, for every read of every server in the process: readers take turns a
+# slice at a time, and however many there are, one thread more, not one per read or per server.
+_RENDERING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mockllama-journal")
 
 # aiohttp >= 3.12 wants typed keys for request storage; older versions take a plain string.
 _RequestKey = getattr(web, "RequestKey", None)
@@ -110,13 +131,12 @@ class Entry:
     def body(self):
         if self.raw_body is None or not self.raw_body:
             return None
-        text = self.raw_body.decode("utf-8", errors="replace")
-        if self.body_truncated:
-            return text
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError):  # a body nested too deep for the parser is shown as text
-            return text
+        if not self.body_truncated:
+            try:  # JSON as the server reads it: json.loads takes NaN, which json.dumps writes, and is no JSON
+                return parse_request_json(self.raw_body)
+            except (ValueError, RecursionError):  # a body nested too deep for the parser is shown as text
+                pass
+        return self.raw_body.decode("utf-8", errors="replace")
 
     def to_dict(self) -> dict:
         fields = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "raw_body"}
@@ -297,7 +317,7 @@ def _since(request: web.Request) -> int:
     return since
 
 
-async def journal_route(request: web.Request) -> web.Response:
+async def journal_route(request: web.Request) -> web.StreamResponse:
     """``GET /_mockllama/journal[?scenario=NAME][&since=ID]`` reads it; ``DELETE`` clears it. No page
     on another origin may do either unless ``--cors-origin`` names it: ``add_route`` puts
     ``cors.own_route`` around every ``/_mockllama/`` path."""
@@ -308,4 +328,44 @@ async def journal_route(request: web.Request) -> web.Response:
     if request.method != "GET":
         raise web.HTTPMethodNotAllowed(request.method, ["GET", "DELETE"])
     entries, last_id = journal.snapshot(request.query.get("scenario"), _since(request))
-    return web.json_response({"size": journal.size, "last_id": last_id, "entries": [e.to_dict() for e in entries]})
+    # The document json.dumps would make of it, the entries written a slice at a time: its head
+    # is that of the document with no entry, cut before the list's end.
+    head = json.dumps({"size": journal.size, "last_id": last_id, "entries": []})[: -len("]}")]
+    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    loop = asyncio.get_running_loop()
+    await response.prepare(request)
+    try:
+        await response.write(head.encode())
+        for start, stop in _slices(entries):
+            # off the event loop, and the next slice only once this one is written (aiohttp's
+            # write waits while the client lags): one slice's JSON at a time
+            rendering = loop.run_in_executor(_RENDERING, _rendered, entries, start, stop)
+            await response.write(await rendering)
+        await response.write(b"]}")
+    except ConnectionResetError:  # the client went away: nothing left to send it
+        log.debug("mockllama: a journal reader went away")
+    except Exception:  # the head is out, so no error reply can follow: the client sees the reply cut
+        log.exception("mockllama: could not write the journal; its reply is cut short")
+        if request.transport is not None:
+            request.transport.close()
+    return response
+
+
+def _slices(entries: list[Entry]):
+    """(start, stop) of each run of entries made into JSON together: up to RENDER_SLICE_BYTES of
+    bodies (a larger body alone), up to RENDER_SLICE_ENTRIES entries."""
+    start, body_bytes = 0, 0
+    for index, entry in enumerate(entries):
+        size = len(entry.raw_body or b"")
+        if index > start and (body_bytes + size > RENDER_SLICE_BYTES or index - start >= RENDER_SLICE_ENTRIES):
+            yield start, index
+            start, body_bytes = index, 0
+        body_bytes += size
+    if start < len(entries):
+        yield start, len(entries)
+
+
+def _rendered(entries: list[Entry], start: int, stop: int) -> bytes:
+    """Entries ``start`` to ``stop`` as they go into the list, each after a ``", "`` but the first."""
+    text = ", ".join(json.dumps(entry.to_dict(), allow_nan=False) for entry in entries[start:stop])
+    return (", " + text if start else text).encode()

@@ -228,6 +228,11 @@ def _journal(s):
     assert [e["body_dropped"] for e in entries] == [True, False, False]
 
 
+def _journal_read(_s):
+    """The slice; tests/server/test_journal_reads.py reads 32 MiB of bodies slowly, with other clients."""
+    assert journal.RENDER_SLICE_BYTES == 256 * 1024
+
+
 def _request_head(s):
     long_line = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 8200 + b"\r\n\r\n"
     many = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(130)) + b"\r\n"
@@ -287,6 +292,10 @@ LIMITS: dict[str, tuple[tuple[str, ...], Callable]] = {
         lambda _: None,
     ),
     "journal": (("`--journal-size N`", "(1000;", "256 KiB", "`--journal-bytes` (32 MiB)"), _journal),
+    "a journal read (`GET /_mockllama/journal`)": (
+        ("256 KiB of their bodies", "off the event loop", "as they stood when the read began"),
+        _journal_read,
+    ),
     "request head": (("8190 bytes a line", "128 headers"), _request_head),
     "a fault's number (`stall=MS`, `disconnect=N`, ...)": (("0 to 999999999",), _fault_number),
     "waits of mockllama's own at shutdown (`stall=MS`, `stall-between=MS`, `--delay MS`, `--pace`)": (
