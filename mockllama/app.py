@@ -15,7 +15,7 @@ from aiohttp import web
 from mockllama.options import ServeOptions
 from mockllama.recordings.cassettes import Scenario
 from mockllama.server.app import create_replay_app
-from mockllama.server.options import blame
+from mockllama.server.option_fields import blame
 from mockllama.teaching import page
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ class ServeOptions(RecordingOptions, ReplayOptions):
     that do not fit together, raise a `ValueError` (an `OptionError`, which names the option).
 
     ``serve``'s click options, the pytest plugin's options and ini keys and the docs' options
-    tables are made from these fields (``server.options.options_of``).
+    tables are made from these fields (``server.option_fields.options_of``).
     """
 
     def __post_init__(self) -> None:

@@ -11,7 +11,7 @@ import click
 
 from mockllama.matching.keys import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, load_scenarios
-from mockllama.server.options import Option, options_of
+from mockllama.server.option_fields import Option, options_of
 from mockllama.wire.terminal import printable
 
 

@@ -22,7 +22,7 @@ from mockllama.options import ServeOptions
 from mockllama.recordings.cassettes import collection_paused
 from mockllama.server.faults import help_lines as fault_help_lines
 from mockllama.server.limits import UnparsableRequestLog, raise_open_file_limit
-from mockllama.server.options import OptionError, options_of
+from mockllama.server.option_fields import OptionError, options_of
 from mockllama.server.stopping import HANDLERS_GRACE
 from mockllama.upstream.options import with_record_dir
 

@@ -30,7 +30,7 @@ from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_s
 from mockllama.recordings.sweeps import position_name
 from mockllama.server.background import BackgroundServer
 from mockllama.server.journal import JOURNAL, Entry, Journal
-from mockllama.server.options import Option, OptionError, options_of
+from mockllama.server.option_fields import Option, OptionError, options_of
 from mockllama.upstream.options import DEFAULT_RECORD_DIR, with_record_dir
 
 OFFERED_FILE = Path(__file__).with_name("offered.json")

@@ -22,15 +22,14 @@ from mockllama.matching.matcher import Matcher, Selection, served_setup
 from mockllama.recordings.cassettes import Scenario
 from mockllama.server import cors
 from mockllama.server.aiohttp_private import reshape_prepared
-from mockllama.server.delay import DelayStep
-from mockllama.server.fault_step import FaultStep
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN, FaultPlan
 from mockllama.server.journal import JOURNAL, TRACE, Journal, Trace, journal_route, trace_of
 from mockllama.server.limits import quiet_accept_errors
-from mockllama.server.options import ReplayOptions, blame
+from mockllama.server.option_fields import blame
+from mockllama.server.options import ReplayOptions
 from mockllama.server.outgoing import Outgoing
-from mockllama.server.pacing import PacingStep
-from mockllama.server.steps import Answer, Step
+from mockllama.server.steps.registry import made_steps
+from mockllama.server.steps.step import Answer, Step
 from mockllama.server.stopping import STOPPING, Stopping
 from mockllama.server.warming import nearest_prepared_soon
 from mockllama.server.writer import plain_reply, send
@@ -351,11 +350,8 @@ def send_whole(answer: Answer, trace: Trace) -> web.Response:
     return plain_reply(answer.reply, answer.headers)
 
 
-def outgoing_steps(settings: Settings, faults: FaultPlan) -> tuple[Step, ...]:
-    """What may happen to a reply on its way out, in the order it happens (``server.steps``)."""
-    return (DelayStep(settings.delay), FaultStep(faults), PacingStep(settings.pace))
-
-
+# What may happen to a reply on its way out, in the order it happens: every registered step
+# (``server.steps``), made once per app.
 OUTGOING_STEPS = web.AppKey("outgoing_steps", tuple)
 
 
@@ -578,7 +574,7 @@ def create_replay_app(
     journal = app[JOURNAL] = Journal(options.journal_size, options.journal_body_bytes, options.journal_bytes)
     with blame("faults"):
         app[FAULT_PLAN] = FaultPlan.build(scenarios, dict(options.faults))
-    app[OUTGOING_STEPS] = outgoing_steps(app[SETTINGS], app[FAULT_PLAN])
+    app[OUTGOING_STEPS] = made_steps(app[SETTINGS], app[FAULT_PLAN])
     stopping = app[STOPPING] = Stopping()
     app.on_shutdown.append(stopping.on_shutdown)  # first: the waits end before any other hook waits
     if options.allowed_hosts:  # empty: any Host header, as llama-server

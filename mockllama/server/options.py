@@ -1,20 +1,12 @@
-"""The replay server's options, each declared once: a frozen dataclass field whose metadata says how
-it is offered (``option``). ``serve``'s click options, the pytest plugin's options and ini keys,
-the ``Settings`` the server runs with and the options tables in the docs are all made by loops
-over ``options_of``; ``upstream.options`` declares the recording options the same way, and
-``mockllama.app.ServeOptions`` is the two together.
-
-One validation for every way in: each option's ``parse`` turns the text given (on the command line
-or in an ini file) into its value, or raises ``ValueError`` with the reason; the checks that need
-more than one option, or the loaded recordings, raise ``OptionError``, which names the option, so
-the command line and the plugin each say it in their own spelling.
+"""The replay server's options, each declared once (``server.option_fields``): its own, and those
+of every outgoing step, which each step's module declares (``server.steps``). ``ReplayOptions`` is
+both; ``upstream.options`` declares the recording options the same way, and
+``mockllama.app.ServeOptions`` is the two together. The options tables in the docs are made here,
+by loops over ``options_of``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +14,9 @@ from typing import Any
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, unknown_behaviour
 from mockllama.recordings.cassettes import RECORDING_SETS
 from mockllama.server.cors import check_origin
-from mockllama.server.faults import MAX_VALUE
 from mockllama.server.journal import DEFAULT_BODY_BUDGET, DEFAULT_BODY_CAP, DEFAULT_JOURNAL_SIZE
-from mockllama.server.pacing import parse_pace
+from mockllama.server.option_fields import Option, OptionError, one_of, option, options_of, seconds, whole
+from mockllama.server.steps.registry import assembled_options, check_options
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 18090
@@ -32,135 +24,6 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 # Seconds a request body may take to arrive in full once its head is in, as nginx's
 # client_body_timeout (60 s).
 DEFAULT_BODY_TIMEOUT = 60.0
-
-
-class OptionError(ValueError):
-    """A value the option ``field`` (a field name) cannot take. ``{needs}`` in the message stands for
-    another option it needs, which each way in spells its own way (``told``)."""
-
-    def __init__(self, field: str, message: str, needs: str | None = None):
-        super().__init__(message)
-        self.field, self.message, self.needs = field, message, needs
-
-    def told(self, spell: Callable[[str], str]) -> str:
-        """The message, with the option it needs spelled by ``spell`` (field name -> how to write it)."""
-        return self.message if self.needs is None else self.message.replace("{needs}", spell(self.needs))
-
-
-@contextlib.contextmanager
-def blame(field: str) -> Iterator[None]:
-    """A ValueError raised inside becomes an OptionError of ``field``."""
-    try:
-        yield
-    except OptionError:
-        raise
-    except ValueError as err:
-        raise OptionError(field, str(err)) from None
-
-
-@dataclass(frozen=True)
-class Option:
-    """How one option is offered. ``name`` and ``default`` are its field's (``options_of`` fills them in)."""
-
-    flag: str  # on serve's command line; the plugin's is --mockllama-<the same>
-    help: str
-    metavar: str | None = None
-    parse: Callable[[str], Any] = str  # one text -> its value; a ValueError that says why otherwise
-    choices: Callable[[], Iterable[str]] | None = None  # what to list in the help
-    shown_default: str | None = None  # the default as the help shows it, where not its value's text
-    repeatable: bool = False  # the field is a tuple of values, one per use
-    nargs: int = 1  # words per use (--fault SCENARIO FAULT: 2; then its items are kept as text)
-    switch: bool = False  # takes no value: given or not
-    directory: bool = False  # a path; the plugin reads an ini file's relative to that file
-    plugin_help: str | None = None  # where it means something else in a test session
-    not_in_plugin: str | None = None  # why the pytest plugin does not offer it
-    name: str = ""
-    default: Any = None
-
-    @property
-    def plugin_flag(self) -> str:
-        return "--mockllama-" + self.flag.removeprefix("--")
-
-    @property
-    def ini(self) -> str:
-        return "mockllama_" + self.name
-
-    @property
-    def default_text(self) -> str | None:
-        """The default as text that ``parse`` reads back, or None when there is none to show."""
-        if self.shown_default is not None:
-            return self.shown_default
-        if self.default is None or self.switch or self.repeatable:
-            return None
-        return str(self.default)
-
-    @property
-    def shown_metavar(self) -> str | None:
-        if self.choices is not None:
-            return "[" + "|".join(self.choices()) + "]"
-        return self.metavar
-
-
-def option(flag: str, help: str, **how) -> dict[str, Option]:
-    """A field's metadata: ``field(default=..., metadata=option("--pace", "...", parse=...))``."""
-    return {"option": Option(flag, help, **how)}
-
-
-def options_of(cls) -> tuple[Option, ...]:
-    """The options ``cls`` (an options dataclass) declares, in order."""
-    return tuple(
-        dataclasses.replace(f.metadata["option"], name=f.name, default=f.default)
-        for f in dataclasses.fields(cls)
-        if "option" in f.metadata
-    )
-
-
-# --- parsers: text -> value, or a ValueError that says what is wanted ---
-
-
-def whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    wanted = f"a whole number from {minimum} to {maximum}" if maximum is not None else f"a whole number >= {minimum}"
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text.strip(), 10)
-        except ValueError:
-            raise ValueError(f"{text!r} is not {wanted}") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            raise ValueError(f"{text!r} is not {wanted}")
-        return value
-
-    return parse
-
-
-def seconds(minimum: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not value >= minimum or value == float("inf"):
-            raise ValueError(f"{text!r} is not a number of seconds >= {minimum:g}")
-        return value
-
-    return parse
-
-
-def one_of(choices: Callable[[], Iterable[str]], what: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        known = list(choices())
-        if text not in known:
-            raise ValueError(f"unknown {what} {text!r}; use one of: {', '.join(known)}")
-        return text
-
-    return parse
-
-
-def directory(text: str) -> Path:
-    path = Path(text)
-    if path.is_file():
-        raise ValueError(f"{text!r} is a file, not a directory")
-    return path
 
 
 def _behaviour(text: str) -> str:
@@ -186,8 +49,8 @@ RECORDINGS_HELP = (
 
 
 @dataclass(frozen=True)
-class ReplayOptions:
-    """The options of the replay server, as ``serve`` takes them; ``create_replay_app`` runs with them."""
+class ServerOptions:
+    """The replay server's own options: those no outgoing step declares."""
 
     host: str = field(
         default=DEFAULT_HOST,
@@ -273,27 +136,6 @@ class ReplayOptions:
             parse=seconds(0.1),
         ),
     )
-    pace: float | None = field(  # None: instant; else divide the recorded timings by this
-        default=None,
-        metadata=option(
-            "--pace",
-            "instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
-            "predicted_per_token_ms per delta). A number (0.001 or more) scales that: 2 is twice as fast.",
-            metavar="instant|recorded|FACTOR",
-            parse=parse_pace,
-            shown_default="instant",
-        ),
-    )
-    delay: int = field(
-        default=0,
-        metadata=option(
-            "--delay",
-            "Wait MS milliseconds before every replayed reply, as a real server's latency would, on top of "
-            "--pace and any fault. 0: no waiting.",
-            metavar="MS",
-            parse=whole(0, MAX_VALUE),
-        ),
-    )
     journal_size: int = field(
         default=DEFAULT_JOURNAL_SIZE,
         metadata=option(
@@ -321,17 +163,6 @@ class ReplayOptions:
             "their bodies first (flagged body_dropped) and keep the rest.",
             metavar="N",
             parse=whole(0),
-        ),
-    )
-    faults: tuple[tuple[str, str], ...] = field(  # (scenario or "*", fault); a {scenario: fault} dict is taken too
-        default=(),
-        metadata=option(
-            "--fault",
-            "Apply FAULT to every reply of SCENARIO ('*': every scenario); repeatable. X-Mockllama-Fault "
-            "overrides it per request. The faults: the list in `mockllama serve --help`, or docs/faults.md.",
-            metavar="SCENARIO FAULT",
-            repeatable=True,
-            nargs=2,
         ),
     )
     cors_origins: tuple[str, ...] = field(
@@ -366,10 +197,18 @@ class ReplayOptions:
         ),
     )
 
+
+# Every outgoing step's options, in the steps' order (``server.steps.registry``).
+StepOptions: Any = assembled_options(beside=ServerOptions)
+
+
+@dataclass(frozen=True)
+class ReplayOptions(StepOptions, ServerOptions):
+    """The options of the replay server, as ``serve`` takes them: its own (``ServerOptions``), then
+    each outgoing step's; ``create_replay_app`` runs with them."""
+
     def __post_init__(self) -> None:
-        """Repeated options as tuples, whatever sequence (or, for faults, mapping) was given."""
-        faults = self.faults.items() if isinstance(self.faults, Mapping) else self.faults
-        object.__setattr__(self, "faults", tuple((str(scenario), str(fault)) for scenario, fault in faults))
+        """Repeated options as tuples, whatever sequence was given; then each step's own check."""
         object.__setattr__(self, "cassettes", tuple(Path(path) for path in self.cassettes))
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
         object.__setattr__(self, "allowed_hosts", tuple(self.allowed_hosts))
@@ -382,6 +221,7 @@ class ReplayOptions:
                 "all the bodies: raise {needs}, or lower this",
                 needs="journal_bytes",
             )
+        check_options(self)
 
 
 # --- the docs: the options tables, made from the declarations ---

@@ -1,9 +1,14 @@
 """A reply as it is to go out: the blocks, the waits before them, whether the connection is dropped.
 Each outgoing step that applies (``server.steps``) changes it in turn; the writer
-(``server.writer``) sends what they leave."""
+(``server.writer``) sends what they leave.
+
+Whether the whole reply went out, as the journal says it, is whether the blocks sent are the
+reply's own (``whole``): a block left out or shortened is a cut. So a step that changes the
+reply's bytes rather than cutting them changes both, through ``rewrite``, the one way to do it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -35,6 +40,17 @@ class Outgoing:
         replaced = Outgoing.of(reply, headers)
         self.status, self.reason, self.headers = replaced.status, replaced.reason, replaced.headers
         self.stream, self.blocks, self.whole = replaced.stream, replaced.blocks, replaced.whole
+
+    def rewrite(self, change: Callable[[bytes], bytes]) -> None:
+        """Send every block as ``change`` makes it: the reply's own bytes changed, not cut. What a
+        cut is measured against changes with them, so a reply that went out in full is still
+        journalled as finished, and one a step before cut, as cut."""
+        own = self.whole
+        self.whole = [change(block) for block in own]
+        self.blocks = [
+            self.whole[index] if index < len(own) and block is own[index] else change(block)
+            for index, block in enumerate(self.blocks)
+        ]
 
     @property
     def finished(self) -> bool:

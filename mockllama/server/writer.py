@@ -1,4 +1,4 @@
-"""The writer: a reply onto the wire as the outgoing steps left it (``server.steps.Outgoing``): a
+"""The writer: a reply onto the wire as the outgoing steps left it (``server.outgoing.Outgoing``): a
 plain body whole, a stream's blocks at once (corked), or each block after its wait. It tells the
 journal's trace what went out."""
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mockllama.recordings.cassettes import CASSETTE_SUFFIXES
-from mockllama.server.options import OptionError, directory, option, seconds, whole
+from mockllama.server.option_fields import OptionError, directory, option, seconds, whole
 from mockllama.upstream.client import DEFAULT_TIMEOUT, parse_upstream
 from mockllama.upstream.record_mode import SPELLINGS, RecordMode, parse_record_mode
 from mockllama.upstream.spool import DEFAULT_REPLY_BUDGET

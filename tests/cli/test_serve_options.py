@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from mockllama.app import ServeOptions
 from mockllama.cli import main
 from mockllama.commands.serve import serve
-from mockllama.server.options import OptionError, options_of
+from mockllama.server.option_fields import OptionError, options_of
 from support.recordings import catalogued_names
 
 # `serve`'s options when they came to be declared once (issue 44), with their defaults as --help

@@ -9,7 +9,7 @@ import pytest
 from mockllama.app import ServeOptions
 from mockllama.pytest_plugin.session import base_url_behaviours
 from mockllama.recordings.cassettes import bundled_cassette_dir
-from mockllama.server.options import options_of
+from mockllama.server.option_fields import options_of
 
 pytest_plugins = ["pytester"]
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from mockllama.server.app import OUTGOING_STEPS, SETTINGS, answer_to
-from mockllama.server.delay import DelayStep
 from mockllama.server.faults import FAULT_PLAN
+from mockllama.server.steps.delay import DelayStep
 from support.httpkit import call
 from support.recordings import SCENARIOS
 

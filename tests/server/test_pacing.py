@@ -3,7 +3,7 @@
 Pacing promises a spacing: the first event after ``prompt_ms``, then each delta after the first
 ``predicted_ms / (deltas - 1)`` after the one before, against deadlines so that waits never add
 up. The expected schedule is built here from the cassette YAML itself (not from
-``mockllama.server.pacing``), and each event's arrival on the socket is checked against it:
+``mockllama.server.steps.pacing``), and each event's arrival on the socket is checked against it:
 
 - never early: no event may arrive before its due time (1 ms for clock rounding). A busy machine
   can only delay an event, so this bound is strict and still holds under load;
@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mockllama.server import pacing
-from mockllama.server.pacing import parse_pace
+from mockllama.server.steps import pacing
+from mockllama.server.steps.pacing import parse_pace
 from support import yamlkit
 from support.httpkit import call, request_bytes
 from support.recordings import SCENARIOS

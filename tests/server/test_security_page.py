@@ -19,8 +19,9 @@ import pytest
 from mockllama.app import ServeOptions, create_app
 from mockllama.matching import bounded_cache
 from mockllama.server import app as server_app
-from mockllama.server import faults, journal, limits, pacing, stopping
+from mockllama.server import faults, journal, limits, stopping
 from mockllama.server.background import BackgroundServer
+from mockllama.server.steps import pacing
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.record_on_miss import RecordOnMiss
 from mockllama.wire.nesting import MAX_JSON_DEPTH

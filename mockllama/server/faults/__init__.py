@@ -2,7 +2,7 @@
 
 A fault belongs to a request, not to a recording: it is chosen per request (the
 ``X-Mockllama-Fault`` header, echoed in the reply) or per scenario (``serve --fault SCENARIO
-FAULT``), and applied by ``FaultStep`` (``server.fault_step``), one of the outgoing steps, to what goes
+FAULT``), and applied by ``FaultStep`` (``server.steps.fault``), one of the outgoing steps, to what goes
 out, never to the cached reply a behaviour built.
 
 Each kind of fault is one module of ``server.faults.kinds``, found there as this package is imported

@@ -11,9 +11,13 @@ total. ``FACTOR`` divides every wait: ``2`` is twice as fast.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from mockllama.recordings.cassettes import Interaction, Scenario
+from mockllama.server.option_fields import option
 from mockllama.server.outgoing import Outgoing
-from mockllama.server.steps import Answer, Step
+from mockllama.server.steps.registry import register
+from mockllama.server.steps.step import Answer, Step
 from mockllama.wire.sse import Event
 
 DELTA_TYPES = ("response.output_text.delta", "response.function_call_arguments.delta", "content_block_delta")
@@ -96,12 +100,35 @@ def recorded_delays(
     return [body_delay(timings, factor)] if events is None else stream_delays(events, timings, factor)
 
 
+@dataclass(frozen=True)
+class PacingOptions:
+    pace: float | None = field(  # None: instant; else divide the recorded timings by this
+        default=None,
+        metadata=option(
+            "--pace",
+            "instant: no waiting. recorded: streams keep the recording's own timing (prompt_ms, then "
+            "predicted_per_token_ms per delta). A number (0.001 or more) scales that: 2 is twice as fast.",
+            metavar="instant|recorded|FACTOR",
+            parse=parse_pace,
+            shown_default="instant",
+        ),
+    )
+
+
+@register
 class PacingStep(Step):
     """``--pace``: each block at its recorded time, divided by ``factor`` (None: instant, so never).
-    Not a faulted reply's: its fault says when it goes out."""
+    Not a faulted reply's: its fault says when it goes out. Last: it sets each block's wait."""
+
+    place = 30
+    options = PacingOptions
 
     def __init__(self, factor: float | None):
         self.factor = factor
+
+    @classmethod
+    def of(cls, settings, faults) -> PacingStep:
+        return cls(settings.pace)
 
     def applies(self, answer: Answer) -> bool:
         return self.factor is not None and answer.fault is None
