@@ -63,7 +63,8 @@ def test_the_server_prepares_its_nearest_search_soon_after_its_start(monkeypatch
         Matcher, "prepare_nearest", lambda self: (prepared.append(step) or step for step in steps(self))
     )
     with BackgroundServer(create_app(dict(SCENARIOS))) as server:
-        wait_for(lambda: len(prepared) >= len(MISSES), 30)
+        # each route is yielded once it is gathered; the routes come in the recordings' order
+        wait_for(lambda: {("POST", path, body["stream"]) for path, body in MISSES} <= set(prepared), 30)
         _no_gathering(monkeypatch)
         for path, body in MISSES:
             request = urllib.request.Request(
