@@ -3,8 +3,8 @@
 #
 #   scripts/mutation.sh [TARGET ...]     TARGET: behaviours spec matching check cassettes (default: all)
 #
-# Each target mutates one module (or, for check and cassettes, the functions that carry the
-# promise: check's verdict, the cassette loader's validation) and runs only the offline tests
+# Each target mutates one module or two (or, for check and cassettes, the functions that carry the
+# promise: check's verdicts and report, the cassette loader's validation) and runs only the offline tests
 # that exercise it, in a scratch copy of the checkout, so the working tree is never touched.
 # Needs the dev extra: pip install -e ".[test,dev]". MUTATION_CHILDREN (default 2) bounds the
 # parallel test processes; MUTATION_TIMEOUT (seconds, default 0 = none) stops a target's run
@@ -27,13 +27,13 @@ if ! python -c "import mutmut" 2>/dev/null; then
   exit 2
 fi
 
-# MODULE|MUTANTS (fnmatch patterns over mutmut's mutant names)|TESTS
+# MODULES (space-separated)|MUTANTS (fnmatch patterns over mutmut's mutant names)|TESTS
 spec_for() {
   case "$1" in
     behaviours) echo "mockllama/behaviours/fixed.py|mockllama.behaviours.fixed.*|tests/behaviours/test_fixed.py tests/behaviours/test_no_twin.py tests/behaviours/test_buggy.py tests/behaviours/test_spec.py tests/behaviours/test_spec_replays.py tests/behaviours/test_multi_item.py" ;;
     spec) echo "mockllama/behaviours/spec.py|mockllama.behaviours.spec.*|tests/behaviours/test_spec.py tests/behaviours/test_spec_replays.py tests/behaviours/test_multi_item.py" ;;
     matching) echo "mockllama/matching/matcher.py|mockllama.matching.matcher.*|tests/matching/test_selection.py tests/matching/test_matching_rules.py tests/server/test_errors.py tests/matching/test_conversations.py tests/cli/test_setups.py tests/matching/test_semantic_matching.py" ;;
-    check) echo "mockllama/check.py|mockllama.check.x__judge* mockllama.check.xǁReportǁ*|tests/check/test_check.py tests/check/test_check_verdict.py tests/check/test_check_variants.py" ;;
+    check) echo "mockllama/check/verdicts.py mockllama/check/report.py|mockllama.check.verdicts.x__judge* mockllama.check.report.xǁReportǁ*|tests/check/test_check.py tests/check/test_check_verdict.py tests/check/test_check_variants.py" ;;
     cassettes) echo "mockllama/recordings/cassettes.py|mockllama.recordings.cassettes.x_load_cassette__* mockllama.recordings.cassettes.x_cassette_files__* mockllama.recordings.cassettes.x_load_scenarios__* mockllama.recordings.cassettes.x__interaction__* mockllama.recordings.cassettes.x__request_body__*|tests/server/test_errors.py tests/server/test_reliability.py tests/recordings/test_hardening_cassettes.py tests/recordings/test_cassette_validation.py" ;;
     *) echo "mutation.sh: unknown target '$1'; use behaviours, spec, matching, check or cassettes" >&2; return 2 ;;
   esac
@@ -45,7 +45,7 @@ report="${MUTATION_REPORT:-$root/mutants-report}"
 mkdir -p "$report"
 
 for target in "${targets[@]}"; do
-  IFS='|' read -r module patterns tests < <(spec_for "$target")
+  IFS='|' read -r modules patterns tests < <(spec_for "$target")
   tests="${MUTATION_TESTS:-$tests}"  # only these tests: the score is then a lower bound of the full selection's
   work="$(mktemp -d "${TMPDIR:-/tmp}/mockllama-mutation-$target.XXXXXX")"
   if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then  # the checkout's files, untracked ones included
@@ -59,7 +59,7 @@ for target in "${targets[@]}"; do
 
 [tool.mutmut]
 source_paths = ["mockllama"]
-only_mutate = ["$module"]
+only_mutate = [$(printf '"%s",' $modules)]
 also_copy = ["cassettes", "scripts", "examples"]
 pytest_add_cli_args = ["-p", "mutation_plugin", "-p", "no:cacheprovider"]
 pytest_add_cli_args_test_selection = [$(IFS=,; echo "${existing[*]}")]
@@ -69,7 +69,7 @@ TOML
   # and, through mutation_hits/sitecustomize.py, tells mutmut which functions it called.
   export PYTHONPATH="$root/scripts/mutation_hits:$root/scripts${base_pythonpath:+:$base_pythonpath}"
   export MUTATION_MUTANTS="$work/mutants" MUTATION_HITS="$work/subprocess-hits"
-  echo "== $target: mutating $module against: ${existing[*]}"
+  echo "== $target: mutating $modules against: ${existing[*]}"
   started=$(date +%s)
   # shellcheck disable=SC2086
   status=0

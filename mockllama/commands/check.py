@@ -8,6 +8,7 @@ import sys
 import click
 
 from mockllama.check import run
+from mockllama.check.probes import PROBES
 
 
 @click.command()
@@ -15,7 +16,7 @@ from mockllama.check import run
 @click.option(
     "--probe",
     "probe",
-    type=click.Choice(["text", "tool", "stream", "reasoning", "all"]),
+    type=click.Choice([*PROBES, "all"]),
     default="all",
     show_default=True,
     help="all: text, tool and stream, what a CI gate should run (a server may lie only in its "

@@ -18,7 +18,8 @@ import pytest
 from mockllama.behaviours.reply import recorded_reply
 from mockllama.behaviours.variants import REPLIES, SERVERS, VARIANTS, llama_server
 from mockllama.behaviours.variants.signals import Variant
-from mockllama.check import Seen, _stream_events, judge_aspects, judge_finished, seen_in_stream
+from mockllama.check.reading import Seen, _stream_events, seen_in_stream
+from mockllama.check.verdicts import judge_aspects, judge_finished
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from support.recordings import SCENARIOS
 

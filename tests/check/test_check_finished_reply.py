@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from mockllama.check import Seen, StreamEvent, _judge_finished
+from mockllama.check.reading import Seen, StreamEvent
+from mockllama.check.verdicts import _judge_finished
 from mockllama.server.background import BackgroundServer
 from support import yamlkit
 from support.doubles import finished_says_cut

@@ -15,6 +15,7 @@ import pytest
 from openai._streaming import SSEDecoder
 
 from mockllama import check
+from mockllama.check import probes
 from mockllama.server.background import BackgroundServer
 from support.doubles import hybrid_terminal, reframed
 from support.doubles.relay import decode_events
@@ -42,7 +43,7 @@ def _sdk_types(body: bytes) -> list[str]:
 
 @pytest.mark.parametrize("mode", reframed.MODES)
 def test_the_sdk_takes_each_framing_s_lie_first(server, mode):
-    request = check._recorded_requests("stream", "text-cut-8", True, None)[0]
+    request = probes._recorded_requests("stream", "text-cut-8", True, None)[0]
     body = reframed.encoder(mode)(reframed._with_lie(_fixed_events(server, request)))
     ends = [kind for kind in _sdk_types(body) if kind.startswith("response.completed") or "[DONE]" in kind]
     assert ends[0].startswith("response.completed"), _sdk_types(body)

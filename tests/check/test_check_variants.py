@@ -15,10 +15,12 @@ import sys
 
 import pytest
 
-from mockllama import check
 from mockllama.behaviours.fixed import fixed
 from mockllama.behaviours.variants import VARIANTS as DECLARED
-from mockllama.check import ProbeResult, Report, Seen, StreamEvent, _judge, _stream_events, fits, seen_in_stream
+from mockllama.check.reading import Seen, StreamEvent, _stream_events, seen_in_stream
+from mockllama.check.report import ProbeResult, Report
+from mockllama.check.variants import VARIANTS, fits
+from mockllama.check.verdicts import _judge
 from mockllama.server.background import BackgroundServer
 from mockllama.wire.routes import RESPONSES_PATH
 from support import ROOT
@@ -250,8 +252,8 @@ def test_check_against_each_variant_behaviour_names_that_server_and_exits_1(serv
 
 
 def test_the_docs_list_every_known_variant_as_check_names_it():
-    """docs/check.md's table of known variants is made from check.VARIANTS, row for row."""
+    """docs/check.md's table of known variants is made from check.variants.VARIANTS, row for row."""
     text = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
     head = "| server | a reply cut at `max_output_tokens` | source |\n| --- | --- | --- |\n"
     rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()
-    assert rows == [f"| {variant.server} | {variant.signal} | {variant.citation} |" for variant in check.VARIANTS]
+    assert rows == [f"| {variant.server} | {variant.signal} | {variant.citation} |" for variant in VARIANTS]

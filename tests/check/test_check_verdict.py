@@ -18,8 +18,10 @@ import re
 
 import pytest
 
-from mockllama.check import Aspect, Observation, ProbeResult, Report, Seen, StreamEvent, _judge_finished, _judge_usage
-from mockllama.check import _judge as _judge_probe
+from mockllama.check import Aspect, Observation, ProbeResult, Report
+from mockllama.check.reading import Seen, StreamEvent
+from mockllama.check.verdicts import _judge as _judge_probe
+from mockllama.check.verdicts import _judge_finished, _judge_usage
 from support import ROOT, yamlkit
 
 INCOMPLETE = {"reason": "max_output_tokens"}

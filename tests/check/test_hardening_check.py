@@ -18,8 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockllama import check
+from mockllama.check import probes
+from mockllama.check.reading import StrictJSONError, strict_json
 from mockllama.cli import main
 from mockllama.server.background import BackgroundServer
+from mockllama.wire.untrusted_http import Target, fetch
 from support.doubles import basic_auth, long_reply
 
 HONEST_TWIN = {"choices": [{"finish_reason": "length", "index": 0, "message": {"content": "1"}}]}
@@ -92,7 +95,7 @@ def test_a_server_that_drips_a_byte_a_second_is_cut_off_at_the_timeout(hostile):
 
 
 def test_an_endless_stream_is_cut_off_at_the_size_cap(hostile, monkeypatch):
-    monkeypatch.setattr(check, "MAX_REPLY_BYTES", 1024 * 1024)
+    monkeypatch.setattr(probes, "MAX_REPLY_BYTES", 1024 * 1024)
     hostile.answers = {"responses": ("endless",), "chat": ("json", 200, HONEST_TWIN)}
     report = check.run(hostile.server.url, probes=["stream"], timeout=60)
     assert report.exit_code == 2
@@ -100,7 +103,7 @@ def test_an_endless_stream_is_cut_off_at_the_size_cap(hostile, monkeypatch):
 
 
 def test_the_default_cap_is_8_mib():
-    assert check.MAX_REPLY_BYTES == 8 * 1024 * 1024
+    assert probes.MAX_REPLY_BYTES == 8 * 1024 * 1024
 
 
 # 11. Broken servers are "can't tell" (exit 2), never "dishonest" (exit 1)
@@ -268,8 +271,8 @@ def test_any_answer_gives_exit_0_1_or_2_and_1_only_when_earned(hostile, response
 
 def test_a_long_reply_with_connection_close_is_read_to_the_end(server):
     with BackgroundServer(long_reply.create_app(server.url)) as double:
-        reply = check.fetch(
-            check.Target.parse(double.url),
+        reply = fetch(
+            Target.parse(double.url),
             "POST",
             "/v1/responses",
             {"model": "text-cut-8", "input": "x", "max_output_tokens": 8},
@@ -319,7 +322,7 @@ def test_a_password_in_a_url_that_fails_is_not_printed_either(url):
 
 
 def test_a_query_without_secrets_is_printed_as_sent():
-    target = check.Target.parse("http://127.0.0.1:8080/base/v1/?api-version=2024-10&x=%2F")
+    target = Target.parse("http://127.0.0.1:8080/base/v1/?api-version=2024-10&x=%2F")
     assert target.shown == "http://127.0.0.1:8080/base?api-version=2024-10&x=%2F"
     assert target.path("/v1/responses") == "/base/v1/responses?api-version=2024-10&x=%2F"  # the query as written
 
@@ -383,12 +386,12 @@ def test_json_that_rfc_8259_rejects_is_cant_tell(hostile, case):
 
 
 def test_strict_json_takes_what_rfc_8259_takes():
-    assert check.strict_json('{"a": [1, 2.5, -0.0, 1e300, "NaN", true, null], "b": {"a": 1}}') == {
+    assert strict_json('{"a": [1, 2.5, -0.0, 1e300, "NaN", true, null], "b": {"a": 1}}') == {
         "a": [1, 2.5, -0.0, 1e300, "NaN", True, None],
         "b": {"a": 1},
     }
-    with pytest.raises(check.StrictJSONError):
-        check.strict_json('{"a": 1, "a": 1}')
+    with pytest.raises(StrictJSONError):
+        strict_json('{"a": 1, "a": 1}')
     with pytest.raises(ValueError) as raised:
-        check.strict_json("[DONE]")
-    assert not isinstance(raised.value, check.StrictJSONError)
+        strict_json("[DONE]")
+    assert not isinstance(raised.value, StrictJSONError)

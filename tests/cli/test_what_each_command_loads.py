@@ -64,6 +64,11 @@ NOT_FOR_REPLAY = (
     "mockllama.recordings.record",  # mockllama record
     "mockllama.recordings.catalogue",
     "mockllama.check",  # mockllama check
+    "mockllama.check.probes",
+    "mockllama.check.reading",
+    "mockllama.check.report",
+    "mockllama.check.variants",
+    "mockllama.check.verdicts",
     "mockllama.wire.untrusted_http",
     "mockllama.teaching.explain",  # mockllama explain, and the teaching page's data once asked for
     "mockllama.teaching.journal_client",

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from mockllama import check
 from mockllama.wire import sse
+from mockllama.wire.untrusted_http import Target, fetch
 
 pytestmark = pytest.mark.live
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
@@ -114,7 +114,7 @@ def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
     `Connection: close`; http.client then closed the socket before the body was read, and every
     read after its first 8 KiB failed (b518762: "Bad file descriptor"). A plain body and a stream."""
     server = start_llama_server()
-    target = check.Target.parse(server.url)
+    target = Target.parse(server.url)
     count = [{"role": "user", "content": "Count from 1 to 200, separated by spaces."}]
     with_logprobs = {
         "model": "x",
@@ -126,8 +126,8 @@ def test_check_reads_a_reply_past_8_kib_from_llama_server(start_llama_server):
     }  # five alternatives a token: tens of kilobytes of JSON
     streamed = {"model": "x", "input": count[0]["content"], "max_output_tokens": 200, "temperature": 0, "stream": True}
     try:
-        plain = check.fetch(target, "POST", "/v1/chat/completions", with_logprobs, timeout=600)
-        stream = check.fetch(target, "POST", "/v1/responses", streamed, timeout=600)
+        plain = fetch(target, "POST", "/v1/chat/completions", with_logprobs, timeout=600)
+        stream = fetch(target, "POST", "/v1/responses", streamed, timeout=600)
     finally:
         server.stop()
     for reply in (plain, stream):
