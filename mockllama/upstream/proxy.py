@@ -33,8 +33,9 @@ from mockllama.server.app import (
 from mockllama.server.faults import FAULT_HEADER, FAULT_PLAN
 from mockllama.server.journal import trace_of
 from mockllama.upstream.client import reply_headers
+from mockllama.upstream.flight import Flight, Sent
 from mockllama.upstream.record_mode import RecordMode, decide
-from mockllama.upstream.record_on_miss import Flight, Recorder, RecordOnMiss, Sent
+from mockllama.upstream.record_on_miss import Recorder, RecordOnMiss
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import RESPONSES_PATH
 

@@ -61,6 +61,11 @@ NOT_FOR_REPLAY = (
     "multiprocessing",  # reads many cassettes at once, on a start that has no index
     "mockllama.upstream.proxy",  # serve --upstream: forward, record
     "mockllama.upstream.record_on_miss",
+    "mockllama.upstream.flight",
+    "mockllama.upstream.forwarding",
+    "mockllama.upstream.scenario_names",
+    "mockllama.upstream.server_info",
+    "mockllama.upstream.cassette_writer",
     "mockllama.recordings.record",  # mockllama record
     "mockllama.recordings.catalogue",
     "mockllama.check",  # mockllama check

@@ -30,8 +30,10 @@ from mockllama.app import ServeOptions, create_app
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
+from mockllama.upstream.flight import Sent
 from mockllama.upstream.record_mode import parse_record_mode
-from mockllama.upstream.record_on_miss import RecordOnMiss, Sent, slug_name
+from mockllama.upstream.record_on_miss import RecordOnMiss
+from mockllama.upstream.scenario_names import slug_name
 from support.doubles.llama_server import llama_server_with
 from support.httpkit import call, sse_pairs
 from support.recordings import SCENARIOS
@@ -722,7 +724,7 @@ def test_a_crlf_framed_stream_is_relayed_as_it_arrives(servers, proxy, record_di
 
 @pytest.mark.parametrize("framing", [b"\n\n", b"\r\n\r\n", b"\r\r", b"\r\n\n"])
 def test_every_blank_line_of_the_sse_spec_ends_a_block(framing):
-    from mockllama.upstream.record_on_miss import block_end
+    from mockllama.upstream.forwarding import block_end
 
     body = b"data: 1" + framing + b"data: 2" + framing
     assert block_end(bytearray(body)) == len(b"data: 1" + framing)

@@ -19,8 +19,8 @@ from aiohttp import web
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import load_cassette
 from mockllama.server.background import BackgroundServer
+from mockllama.upstream import cassette_writer, record_on_miss
 from mockllama.upstream import options as upstream_options
-from mockllama.upstream import record_on_miss
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.proxy import RECORDER
 from mockllama.upstream.record_on_miss import RecordOnMiss
@@ -68,14 +68,14 @@ def test_another_client_is_answered_while_a_large_recording_is_written(proxy, tm
     """The write is held open (a stand-in for a slow disk) until the other client has its answer:
     on the event loop, that client would wait for the write, and here for ever."""
     writing, release = threading.Event(), threading.Event()
-    real = record_on_miss.save_cassette
+    real = cassette_writer.save_cassette
 
     def held(*args, **kwargs):
         writing.set()
         release.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(record_on_miss, "save_cassette", held)
+    monkeypatch.setattr(cassette_writer, "save_cassette", held)
     big = grown_reply(BIG)
     with BackgroundServer(answering_responses_with(big)) as up:
         mock = proxy(up.url)

@@ -25,9 +25,11 @@ from mockllama.cli import main
 from mockllama.recordings.cassettes import load_cassette, load_scenarios
 from mockllama.server.background import BackgroundServer
 from mockllama.upstream.client import parse_upstream
+from mockllama.upstream.flight import Sent
 from mockllama.upstream.proxy import RECORDER
 from mockllama.upstream.record_mode import RecordMode, decide, parse_record_mode
-from mockllama.upstream.record_on_miss import RecordOnMiss, Sent, slug_name
+from mockllama.upstream.record_on_miss import RecordOnMiss
+from mockllama.upstream.scenario_names import slug_name
 from mockllama.wire.errors import RequestError
 from support.httpkit import call, chunks_on_the_wire, post_json, sse_pairs
 from support.recordings import SCENARIOS
@@ -539,7 +541,7 @@ def test_a_bundled_name_is_never_recorded_into_even_when_the_bundled_set_is_not_
 
 def test_a_slug_passes_over_a_bundled_name(proxy, tmp_path, monkeypatch):
     """A name made from the prompt that a bundled recording holds gets -2, as for any taken name."""
-    monkeypatch.setattr("mockllama.upstream.record_on_miss.slug_name", lambda sent: "text-cut-8")
+    monkeypatch.setattr("mockllama.upstream.scenario_names.slug_name", lambda sent: "text-cut-8")
     recorder = proxy("http://127.0.0.1:9").app[RECORDER]
     sent = Sent("POST", "/v1/responses", "", b"{}", (), None)
     assert recorder.target_name(sent) == "text-cut-8-2"
