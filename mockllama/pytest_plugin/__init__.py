@@ -4,7 +4,8 @@
         client = openai.OpenAI(base_url=mockllama_base_url, api_key="unused")
         ...
 
-- ``mockllama``: one server per session on a free loopback port, started on first use.
+- ``mockllama``: one server per session on a free loopback port, started while pytest collects,
+  as soon as it sees a test that asks for it (``starting``).
   ``.url``, ``.base_url("fixed")`` (``http://127.0.0.1:PORT/fixed/v1``), ``.scenarios``.
 - ``mockllama_base_url``: the base URL, once per behaviour: buggy, fixed, spec and any other
   that is no server's variant (``session.base_url_behaviours``).
@@ -33,7 +34,7 @@ pytest loads this module in every session of every project where mockllama is in
 which never ask for a server, so it imports nothing else of mockllama's: what pytest needs when it
 starts (each option's flag and ini key, the behaviours) is read from ``offered.json``, made from
 the declarations (``session.offered``), and the server, the options' parsing and the journal
-(``session``) are imported by the ``mockllama`` fixture when a test first asks for the server.
+(``session``) are imported once pytest collects a test that asks for the server (``starting``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from mockllama.pytest_plugin import starting
 
 if TYPE_CHECKING:
     from mockllama.pytest_plugin.session import Cut, Entry, JournalView, MockllamaServer
@@ -94,6 +97,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    starting.collected(item)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    starting.selected(session)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that asks for ``mockllama_cut`` runs once per position of its marked sweep and behaviour.
     Only such a test loads the recordings here (to know the positions): see the module's docstring."""
@@ -108,8 +119,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
-    """One mockllama server for the whole session, on a free loopback port, started the first
-    time a test asks for it and stopped at the end.
+    """One mockllama server for the whole session, on a free loopback port, started while pytest
+    collects, as soon as it sees a test that asks for it, and stopped at the end.
 
     It serves the bundled recordings, with your own beside them (`--mockllama-cassettes`), and
     takes `serve`'s options as `--mockllama-<flag>` or the ini key `mockllama_<name>` (the pytest
@@ -120,10 +131,12 @@ def mockllama(pytestconfig: pytest.Config) -> Iterator[MockllamaServer]:
         The running server, with its `url`, `base_url(behaviour)`, `scenarios` and the session's
             `journal`.
     """
-    from mockllama.pytest_plugin.session import served  # on first use: see the module's docstring
-
-    with served(pytestconfig) as server:
-        yield server
+    # Begun while pytest collected, as a rule: now, for a test that asks only as it runs (getfixturevalue).
+    start = starting.begin(pytestconfig, collecting=False)
+    try:
+        yield start.server()
+    finally:
+        starting.end(pytestconfig)
 
 
 @pytest.fixture(params=OFFERED["behaviours"])

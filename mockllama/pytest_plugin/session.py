@@ -1,5 +1,5 @@
-"""The plugin's server for a test session, and how tests see it: imported by the ``mockllama``
-fixture when a test first asks for it, never when pytest loads the plugin (``pytest_plugin``).
+"""The plugin's server for a test session, and how tests see it: imported once a collected test
+asks for the server (``pytest_plugin.starting``), never when pytest loads the plugin (``pytest_plugin``).
 
 The session's options are `mockllama serve`'s, each as ``--mockllama-<serve's flag>`` and as the
 ini key ``mockllama_<name>`` (the command line wins; a repeatable option takes both), checked as
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -89,9 +88,13 @@ class MockllamaServer:
         scenarios: The names of the scenarios it serves, sorted.
     """
 
-    def __init__(self, background, scenarios: dict):
+    def __init__(self, background: BackgroundServer, scenarios: dict):
         self._background = background
         self.scenarios: tuple[str, ...] = tuple(sorted(scenarios))
+
+    def stop(self) -> None:
+        """Stop the server (the plugin does, at the end of the session)."""
+        self._background.stop()
 
     @property
     def journal(self) -> list[Entry]:
@@ -333,24 +336,29 @@ def _fail_option(err: OptionError, where: dict[str, str]) -> NoReturn:
 
 
 LOADED = pytest.StashKey[dict]()
+# A sweep's test loads the recordings on pytest's thread as it is collected, and the server's start
+# on its own thread (``starting``) may be loading them at the same time: one of them loads.
+_LOADING = threading.Lock()
 
 
 def loaded(config: pytest.Config) -> dict:
     """The session's recordings, loaded once: for the server, and before it for a sweep's positions."""
-    if LOADED not in config.stash:
-        options, _ = serve_options(config)
-        directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
-        assert options.record_to is not None  # serve_options sets it
-        try:
-            config.stash[LOADED] = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
-        except CassetteError as err:
-            pytest.fail(f"mockllama: {err}", pytrace=False)
-    return config.stash[LOADED]
+    with _LOADING:
+        if LOADED not in config.stash:
+            options, _ = serve_options(config)
+            directories = [RECORDING_SETS[options.recordings](), *options.cassettes]
+            assert options.record_to is not None  # serve_options sets it
+            try:
+                scenarios = load_scenarios(with_record_dir(directories, options.record_to), keys_of=match_keys)
+            except CassetteError as err:
+                pytest.fail(f"mockllama: {err}", pytrace=False)
+            config.stash[LOADED] = scenarios
+        return config.stash[LOADED]
 
 
-@contextmanager
-def served(config: pytest.Config) -> Iterator[MockllamaServer]:
-    """The session's server, on a free loopback port, until the end of the ``with``."""
+def started(config: pytest.Config) -> MockllamaServer:
+    """The session's server, running on a free loopback port until its ``stop()``; a bad option or
+    cassette stops the session with its reason, as ``serve`` would."""
     options, where = serve_options(config)
     recording = recording_of(options)
     scenarios = loaded(config)
@@ -358,5 +366,4 @@ def served(config: pytest.Config) -> Iterator[MockllamaServer]:
         app = create_app(scenarios, options, record_on_miss=recording)
     except OptionError as err:
         _fail_option(err, where)
-    with BackgroundServer(app) as background:
-        yield MockllamaServer(background, scenarios)
+    return MockllamaServer(BackgroundServer(app).start(), scenarios)

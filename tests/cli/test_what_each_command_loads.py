@@ -156,18 +156,23 @@ import sys
 
 def test_pytest_loads_the_plugin_without_anything_else_of_mockllamas():
     loaded = [name for name in sys.modules if name.startswith(("mockllama.", "aiohttp", "yaml", "vcr"))]
-    assert loaded == ["mockllama.pytest_plugin"]
+    assert sorted(loaded) == ["mockllama.pytest_plugin", "mockllama.pytest_plugin.starting"]
+"""
+
+FIXTURE_SESSION = """
+import sys
 
 
-def test_the_fixture_loads_the_server_when_a_test_first_asks(mockllama):
+def test_the_server_is_loaded_for_a_test_that_asks_for_it(mockllama):
     assert "mockllama.server.app" in sys.modules and mockllama.url.startswith("http://127.0.0.1:")
 """
 
 
 def test_the_pytest_plugin_loads_no_server_until_a_test_asks_for_one(pytester, monkeypatch):
     """No other plugin is loaded (some import aiohttp themselves); mockllama's is named, as its entry
-    point names it."""
+    point names it. When the server is loaded, for a session that asks, tests/plugin/test_plugin_starting.py says."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    pytester.makepyfile(test_session=PLUGIN_SESSION)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "mockllama.pytest_plugin")
-    result.assert_outcomes(passed=2)
+    for name, source in (("test_no_server", PLUGIN_SESSION), ("test_server", FIXTURE_SESSION)):
+        path = pytester.makepyfile(**{name: source})
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "mockllama.pytest_plugin", path)
+        result.assert_outcomes(passed=1)
