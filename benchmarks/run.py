@@ -27,7 +27,8 @@ their spread is what the VM does, as the three run the same code but for the bod
 Then the target, workload by workload (``target_table``): mockllama's paired ratio to each peer
 divided by the floor's own (the ratio of ratios, at least OF_FLOORS_RATIO), and on the JSON
 workload mockllama against the floor itself (at least JSON_OF_FLOOR); and, last, start-up beside
-aimock's (benchmarks.startup), in rounds of their own after the rest.
+aimock's (benchmarks.startup), in rounds of their own after the rest, and what the ``mockllama``
+fixture adds to a pytest session of one test, paired.
 
 ``--journal-cost`` measures only mockllama ``buggy`` with the journal on against off: req/s,
 server CPU per request (from /proc), and journalling's own time per request, in process, as a
@@ -69,7 +70,7 @@ from benchmarks.harness import (
 from benchmarks.instructions import run_instructions
 from benchmarks.peers import AIMOCK, PEERS, fidelity_row, fidelity_table, install_peers, peer_contender
 from benchmarks.scale import parse_sizes, run_scale
-from benchmarks.startup import measure_startup, startup_table, startup_verdict
+from benchmarks.startup import fixture_verdict, measure_startup, startup_table, startup_verdict
 
 CONCURRENCY = (1, 64)
 
@@ -561,6 +562,6 @@ def compare(args) -> None:
     if peers:
         print("\n" + peer_table(results, peers) + "\n\n" + fidelity_table(fidelity))
     print("\n" + target_table(results, peers))
-    print("\n" + startup_table(startups) + "\n\n" + startup_verdict(startups))
+    print("\n" + startup_table(startups) + "\n\n" + startup_verdict(startups) + "\n" + fixture_verdict(startups))
     for problem in missing:
         print(f"\nnot measured: {problem}")

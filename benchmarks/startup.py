@@ -8,8 +8,9 @@ sessions run one test each, with no plugin but mockllama's (PYTEST_DISABLE_PLUGI
 that whatever else is installed here does not drown it): one that uses the ``mockllama`` fixture
 (it starts the plugin's server and sends one request), one that does not (pytest loads the
 plugin all the same), and the same without the plugin: the last is pytest's own cost, which the
-other two add mockllama's to. Bytecode is written first (harness.compile_bytecode), as an
-installed wheel has it.
+other two add mockllama's to. What the fixture costs a session is the first against the second,
+paired: the median of each round's difference (``fixture_verdict``). Bytecode is written first
+(harness.compile_bytecode), as an installed wheel has it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ WITHOUT_FIXTURE = "pytest: one test not using it (the plugin loaded)"
 WITHOUT_PLUGIN = "pytest: one test, the plugin not loaded"
 # The target (docs/performance.md): serve's start at most aimock's.
 START_TARGET = 1.0
+# The target (issue 56): a session of one test that uses the fixture and makes one request at most
+# this many seconds longer than one that does not use it, paired round by round.
+FIXTURE_TARGET = 0.060
 
 
 def _started(contender: Contender) -> float:
@@ -106,4 +110,18 @@ def startup_verdict(times: dict[str, list[float]]) -> str:
     return (
         f"serve's start to its first 200 is {paired:.2f}x aimock's, paired: "
         f"the target, at most {START_TARGET:.2f}x, is {met}"
+    )
+
+
+def fixture_verdict(times: dict[str, list[float]]) -> str:
+    """What the fixture adds to a session of one test, paired: the median of each round's session
+    with it less the same round's session without it (the plugin loaded in both), against
+    FIXTURE_TARGET."""
+    extra = [mine - theirs for mine, theirs in zip(times[WITH_FIXTURE], times[WITHOUT_FIXTURE])]
+    paired = statistics.median(extra)
+    each = ", ".join(f"{seconds * 1000:,.0f}" for seconds in extra)
+    met = "met" if paired <= FIXTURE_TARGET else "not met"
+    return (
+        f"the mockllama fixture adds {paired * 1000:,.0f} ms to a session of one test, paired (each round: "
+        f"{each} ms): the target, at most {FIXTURE_TARGET * 1000:.0f} ms, is {met}"
     )

@@ -6,7 +6,15 @@ that a VM that slows down for one round moves both sides of that round's ratio a
 from __future__ import annotations
 
 from benchmarks.run import Result, behaviour_table, paired_ratio, peer_table, table, target_table
-from benchmarks.startup import AIMOCK_START, SERVE_START, startup_table, startup_verdict
+from benchmarks.startup import (
+    AIMOCK_START,
+    SERVE_START,
+    WITH_FIXTURE,
+    WITHOUT_FIXTURE,
+    fixture_verdict,
+    startup_table,
+    startup_verdict,
+)
 
 JSON = "text-cut-8 json"
 
@@ -123,3 +131,15 @@ def test_start_up_is_held_against_aimocks_start_round_by_round():
     assert startup_verdict(times).endswith("1.20x aimock's, paired: the target, at most 1.00x, is not met")
     times[SERVE_START] = [0.18, 0.27, 0.2]  # 0.9x, 0.9x, 1.0x
     assert startup_verdict(times).endswith("is met")
+
+
+def test_the_fixtures_cost_is_each_rounds_difference_paired():
+    times = {WITH_FIXTURE: [0.30, 0.45, 0.31], WITHOUT_FIXTURE: [0.25, 0.30, 0.20]}  # 50, 150, 110 ms
+    assert fixture_verdict(times) == (
+        "the mockllama fixture adds 110 ms to a session of one test, paired (each round: 50, 150, 110 ms): "
+        "the target, at most 60 ms, is not met"
+    )
+    times[WITH_FIXTURE] = [0.30, 0.33, 0.24]  # 50, 30, 40 ms: the median of the differences, not of the times
+    assert fixture_verdict(times).endswith(
+        "adds 40 ms to a session of one test, paired (each round: 50, 30, 40 ms): the target, at most 60 ms, is met"
+    )
