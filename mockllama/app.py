@@ -46,7 +46,7 @@ def create_app(
     Args:
         scenarios: The recordings to serve, by scenario name, as
             `mockllama.recordings.cassettes.load_scenarios` loads them from cassette directories;
-            pass it `keys_of=mockllama.matching.keys.match_keys` so that requests match
+            pass it `keys_of=mockllama.matching.pipeline.match_keys` so that requests match
             recordings by their prompt, not only by a scenario's name.
         options: `serve`'s options; by default, `serve`'s defaults. With an `upstream` among them,
             what no recording answers is sent to that live llama-server and recorded.
@@ -71,7 +71,7 @@ def create_app(
         from aiohttp.test_utils import TestClient, TestServer
 
         from mockllama.app import ServeOptions, create_app
-        from mockllama.matching.keys import match_keys
+        from mockllama.matching.pipeline import match_keys
         from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 
         scenarios = load_scenarios([bundled_cassette_dir()], keys_of=match_keys)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from mockllama.matching.keys import match_keys
+from mockllama.matching.pipeline import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, Scenario, load_scenarios
 from mockllama.server.option_fields import Option, options_of
 from mockllama.wire.terminal import printable

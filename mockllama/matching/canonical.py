@@ -36,10 +36,9 @@ Anything else is kept as sent, so a difference that has not been proven harmless
 
 from __future__ import annotations
 
-import json
 from typing import overload
 
-from mockllama.recordings.chat_twin import chat_twin, replies_carried
+from mockllama.recordings.chat_twin import chat_twin
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
 # llama-server does not read these: the same generation whatever they say (tests/live proves each).
@@ -206,76 +205,3 @@ def _as_sent(body: dict) -> dict:
     kept = {key: _number(value) for key, value in body.items() if key not in IGNORED_FIELDS}
     kept["stream"] = body.get("stream") is True
     return _sorted(kept)
-
-
-# Made once: json.dumps makes an encoder on every call with other than its default options.
-_KEY_TEXT = json.JSONEncoder(ensure_ascii=False).encode
-_UNORDERED_KEY_TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-
-
-def canonical_key(path: str, body, canonical=None) -> str:
-    """The exact-match key: canonical JSON, with the key order the canonical form gives it.
-    ``canonical``: the body's canonical form, when the caller has it already."""
-    canonical = canonical_request(path, body) if canonical is None else canonical
-    return _KEY_TEXT(canonical)
-
-
-def limitless_key(path: str, body) -> str:
-    """The exact-match key of the request less its token limit: what every position of a sweep
-    (recordings.sweeps) shares."""
-    canonical = canonical_request(path, body)
-    if isinstance(canonical, dict):
-        canonical = {key: value for key, value in canonical.items() if key != "max_tokens"}
-    return _KEY_TEXT(canonical)
-
-
-def unordered_key(path: str, body, canonical=None) -> str:
-    """The key with every key order ignored: for recordings whose body vcrpy stored as a YAML
-    mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot
-    tell the order it was sent in. ``canonical``: as for canonical_key."""
-    canonical = canonical_request(path, body) if canonical is None else canonical
-    return _UNORDERED_KEY_TEXT(canonical)
-
-
-def first_exchange(messages: list) -> list:
-    """What every later turn of one conversation carries first: the first turn's messages (an
-    assistant prefill included) and the model's first reply, up to the end of that reply. Later
-    turns add tool outputs and replies after it, which may differ (a tool's output is the client's).
-
-    The reply is compared as a client sends it back: without its call ids (each recorded reply has
-    its own, and a client may give its own), with its arguments as JSON values (a client may
-    write them again, compact), and without an empty ``content`` beside its calls."""
-    for index, message in enumerate(messages):
-        if isinstance(message, dict) and message.get("role") == "assistant" and replies_carried(messages[index:]):
-            end = index
-            while end < len(messages) and isinstance(messages[end], dict) and messages[end].get("role") == "assistant":
-                end += 1
-            return [*messages[:index], *(_as_reply(message) for message in messages[index:end])]
-    return messages
-
-
-def _as_reply(message: dict) -> dict:
-    calls = message.get("tool_calls")
-    if not isinstance(calls, list) or not calls:
-        return message
-    reply = {key: value for key, value in message.items() if not (key == "content" and value in ("", None))}
-    reply["tool_calls"] = [_call_as_sent_back(call) for call in calls]
-    return reply
-
-
-def _call_as_sent_back(call) -> object:
-    if not isinstance(call, dict):
-        return call
-    sent_back = {key: value for key, value in call.items() if key != "id"}
-    function = call.get("function")
-    if isinstance(function, dict) and isinstance(function.get("arguments"), str):
-        sent_back["function"] = {**function, "arguments": _arguments(function["arguments"])}
-    return sent_back
-
-
-def _arguments(text: str) -> str:
-    """Arguments that parse as JSON, written compact (so any spacing is one); others as sent."""
-    try:
-        return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
-    except ValueError:
-        return text

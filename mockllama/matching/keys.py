@@ -1,77 +1,92 @@
-"""The keys a recorded request is looked up by, computed once per recording.
+"""The keys a request is looked up by, each made from its canonical form alone (``canonical``).
 
-A recording loader is handed :func:`match_keys` (``load_scenarios(..., keys_of=match_keys)``) so the
-keys are computed while the cassette is read and kept in the cassette index with it: a start at
-10,000 recordings then computes none of them again.
+The exact key is the canonical form as JSON text, in the key order the form gives it; the others
+are that key less something a lookup must not hold against a request: every key order (for a
+recording whose body vcrpy stored as a mapping), the token limit (a sweep's positions), or the
+history after the model's first reply (a later turn of a conversation).
 """
 
 from __future__ import annotations
 
-from mockllama.matching.canonical import canonical_key, canonical_request, first_exchange, unordered_key
-from mockllama.matching.fingerprint import parts_of
-from mockllama.matching.words import client_form
-from mockllama.recordings.cassettes import Interaction
-from mockllama.recordings.chat_twin import turn_of
+import json
+
+from mockllama.recordings.chat_twin import replies_carried
+
+# Made once: json.dumps makes an encoder on every call with other than its default options.
+_KEY_TEXT = json.JSONEncoder(ensure_ascii=False).encode
+_UNORDERED_KEY_TEXT = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
-def conversation_key(path: str, body, canonical=None, turn: int | None = None) -> str | None:
+def exact_key(canonical) -> str:
+    """The exact-match key: canonical JSON, with the key order the canonical form gives it."""
+    return _KEY_TEXT(canonical)
+
+
+def unordered_key(canonical) -> str:
+    """The key with every key order ignored: for recordings whose body vcrpy stored as a YAML
+    mapping (recorded with aiohttp's ``json=``, as mockllama did before it sent text), which cannot
+    tell the order it was sent in."""
+    return _UNORDERED_KEY_TEXT(canonical)
+
+
+def limitless_key(canonical) -> str:
+    """The exact-match key of the request less its token limit: what every position of a sweep
+    (recordings.sweeps) shares."""
+    if isinstance(canonical, dict):
+        canonical = {key: value for key, value in canonical.items() if key != "max_tokens"}
+    return _KEY_TEXT(canonical)
+
+
+def conversation_key(canonical, turn: int) -> str | None:
     """What every later turn of one conversation shares: the request with its history cut back to the
     end of the model's first reply (``first_exchange``), so that a later turn matches only a
     conversation whose first turn and first reply its history really holds, a prefill included.
-    None for a request that carries no reply yet.
-    ``canonical``, ``turn``: the body's canonical form and turn, when the caller has them already."""
-    canonical = canonical_request(path, body) if canonical is None else canonical
+    None for a request that carries no reply yet (``turn``: ``chat_twin.turn_of`` the request)."""
     messages = canonical.get("messages") if isinstance(canonical, dict) else None
-    if not isinstance(messages, list) or (turn_of(path, body) if turn is None else turn) < 2:
+    if not isinstance(messages, list) or turn < 2:
         return None
-    return canonical_key(path, None, {**canonical, "messages": first_exchange(messages)})
+    return _KEY_TEXT({**canonical, "messages": first_exchange(messages)})
 
 
-def match_keys(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None] | None:
-    """What the matcher looks this recording up by: the canonical key, the key with every order
-    ignored (for a body stored as a mapping, which lost its order), the key a later turn of its
-    conversation shares (None for a first turn), and the parts of its form in its client's words
-    for the 404's nearest search (``fingerprint``, ``words``; None for a body that is not an
-    object). None without a JSON request body."""
-    body = interaction.request_json
-    if body is None:
-        return None
-    canonical = canonical_request(interaction.path, body)
-    key = canonical_key(interaction.path, body, canonical)
-    if not isinstance(body, dict) or not isinstance(canonical, dict):
-        parts = None
-    elif interaction.request_raw is None:  # a mapping from YAML: its keys need not be strings
-        parts = parts_of(client_form(interaction.path, body, canonical))
-    else:
-        parts = _parts_by_key((interaction.path, "instructions" in body, key), interaction.path, body, canonical)
-    return (
-        key,
-        unordered_key(interaction.path, body, canonical) if interaction.request_raw is None else None,
-        conversation_key(interaction.path, body, canonical, interaction.turn),
-        parts,
-    )
+def first_exchange(messages: list) -> list:
+    """What every later turn of one conversation carries first: the first turn's messages (an
+    assistant prefill included) and the model's first reply, up to the end of that reply. Later
+    turns add tool outputs and replies after it, which may differ (a tool's output is the client's).
+
+    The reply is compared as a client sends it back: without its call ids (each recorded reply has
+    its own, and a client may give its own), with its arguments as JSON values (a client may
+    write them again, compact), and without an empty ``content`` beside its calls."""
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant" and replies_carried(messages[index:]):
+            end = index
+            while end < len(messages) and isinstance(messages[end], dict) and messages[end].get("role") == "assistant":
+                end += 1
+            return [*messages[:index], *(_as_reply(message) for message in messages[index:end])]
+    return messages
 
 
-# The parts of the last few compared forms, by what decides them: the route, whether a Responses
-# request has instructions (its first chat message is then ``instructions``) and the canonical key.
-# Cassette directories repeat requests (one catalogue recorded from several builds or set-ups).
-# For a body parsed from JSON text, equal keys are equal forms: JSON text tells every value and
-# type apart.
-_RECENT_PARTS: dict[tuple, tuple] = {}
+def _as_reply(message: dict) -> dict:
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list) or not calls:
+        return message
+    reply = {key: value for key, value in message.items() if not (key == "content" and value in ("", None))}
+    reply["tool_calls"] = [_call_as_sent_back(call) for call in calls]
+    return reply
 
 
-def _parts_by_key(decided_by: tuple, path: str, body: dict, canonical: dict) -> tuple:
-    parts = _RECENT_PARTS.get(decided_by)
-    if parts is None:
-        if len(_RECENT_PARTS) >= 64:
-            _RECENT_PARTS.clear()
-        parts = _RECENT_PARTS[decided_by] = parts_of(client_form(path, body, canonical))
-    return parts
+def _call_as_sent_back(call) -> object:
+    if not isinstance(call, dict):
+        return call
+    sent_back = {key: value for key, value in call.items() if key != "id"}
+    function = call.get("function")
+    if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+        sent_back["function"] = {**function, "arguments": _arguments(function["arguments"])}
+    return sent_back
 
 
-def keys_for(interaction: Interaction) -> tuple[str, str | None, str | None, tuple | None]:
-    """The interaction's keys as its loader computed them (``keys_of``), else computed now. Only for
-    a recording with a JSON request body: the others have none."""
-    keys = interaction.match_keys or match_keys(interaction)
-    assert keys is not None, "keys_for is asked only for a recording with a JSON request body"
-    return keys
+def _arguments(text: str) -> str:
+    """Arguments that parse as JSON, written compact (so any spacing is one); others as sent."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        return text

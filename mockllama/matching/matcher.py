@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockllama.matching.bounded_cache import ByteBoundedMemo
-from mockllama.matching.canonical import canonical_key, limitless_key, unordered_key
+from mockllama.matching.canonical import canonical_request
 from mockllama.matching.differences import count_of, describe, nearest
-from mockllama.matching.keys import conversation_key, keys_for
+from mockllama.matching.keys import conversation_key, exact_key, limitless_key, unordered_key
 from mockllama.matching.nearness import Candidates, Fingerprints
+from mockllama.matching.pipeline import keys_for
 from mockllama.matching.turns import OwnReplies, own_replies, own_turn
 from mockllama.matching.validation import stream_type_error, type_error
 from mockllama.recordings.cassettes import DEFAULT_SETUP, Interaction, Scenario, collection_paused, request_limit
@@ -138,17 +139,17 @@ class Matcher:
                 self._sweep_ends = None
         for interaction in scenario.interactions:
             route = (interaction.method, interaction.path)
+            keys = keys_for(interaction) if interaction.request_json is not None else None
             if not served and interaction.method != "GET":
-                if interaction.request_json is not None:  # only for the 404 to point at
-                    key = (keys_for(interaction))[0]
-                    self._elsewhere.setdefault((*route, key), interaction)
+                if keys is not None:  # only for the 404 to point at
+                    self._elsewhere.setdefault((*route, keys[0]), interaction)
                 continue
             self._by_route.setdefault(route, []).append(interaction)  # a GET's server info: any set-up's
             entries: list[tuple[dict, tuple, object]] = []
             if interaction.request_raw is not None:
                 entries.append((self._by_bytes, (*route, interaction.request_raw), interaction))
-            if interaction.request_json is not None:
-                key, orderless, later, _parts = keys_for(interaction)
+            if keys is not None:
+                key, orderless, later, _parts = keys
                 entries.append((self._by_key, (*route, key), interaction))
                 if orderless is not None:
                     entries.append((self._orderless, (*route, orderless), interaction))
@@ -206,15 +207,17 @@ class Matcher:
         explicit = self._explicit(method, path, body, scenario_name)
         if explicit is not None:
             return explicit
-        recorded = self._by_key.get((method, path, canonical_key(path, body)))
+        canonical = canonical_request(path, body)
+        key = exact_key(canonical)
+        recorded = self._by_key.get((method, path, key))
         if recorded is None and self._orderless:
-            recorded = self._orderless.get((method, path, unordered_key(path, body)))
+            recorded = self._orderless.get((method, path, unordered_key(canonical)))
         if recorded is not None:
             return Selection(recorded, "match", recorded.turn)
-        later = conversation_key(path, body)
+        later = conversation_key(canonical, turn_of(path, body))
         if later is not None and (method, path, later) in self._conversations:
             return self._turn_of(self._conversations[(method, path, later)], method, path, body, "conversation")
-        finished = self._past_the_end(method, path, body)
+        finished = self._past_the_end(method, path, body, canonical)
         if finished is not None:
             return Selection(finished, "sweep-end")
         problem = type_error(path, body)
@@ -222,20 +225,21 @@ class Matcher:
             raise RequestError(400, problem)
         if self.fallback is not None:
             return self._turn_of(self.fallback, method, path, body, "fallback")
-        raise RequestError(404, self._no_match_message(method, path, body))
+        raise RequestError(404, self._no_match_message(method, path, body, key))
 
-    def _past_the_end(self, method: str, path: str, body) -> Interaction | None:
-        """The finished position of a sweep this request differs from only by a larger limit."""
+    def _past_the_end(self, method: str, path: str, body, canonical) -> Interaction | None:
+        """The finished position of a sweep this request (``canonical``: its canonical form) differs
+        from only by a larger limit."""
         if not self._sweeps or not isinstance(body, dict):
             return None
         if self._sweep_ends is None:
             self._sweep_ends = {
-                (i.method, i.path, limitless_key(i.path, i.request_json)): i
+                (i.method, i.path, limitless_key(canonical_request(i.path, i.request_json))): i
                 for last in self._sweeps.values()
                 for i in last.interactions
                 if isinstance(i.request_json, dict)
             }
-        finished = self._sweep_ends.get((method, path, limitless_key(path, body)))
+        finished = self._sweep_ends.get((method, path, limitless_key(canonical)))
         limit = request_limit(body)
         if finished is None or finished.limit is None or limit is None or limit <= finished.limit:
             return None
@@ -319,9 +323,10 @@ class Matcher:
             replies = self._replies[scenario.name] = (scenario, own_replies(scenario))
         return replies[1]
 
-    def _other_setup(self, method: str, path: str, body) -> str:
-        """A sentence naming a recording of another server set-up that matches, or ""."""
-        other = self._elsewhere.get((method, path, canonical_key(path, body)))
+    def _other_setup(self, method: str, path: str, key: str) -> str:
+        """A sentence naming a recording of another server set-up that matches (``key``: the
+        request's exact key), or ""."""
+        other = self._elsewhere.get((method, path, key))
         if other is None:
             return ""
         setup = self.scenarios[other.scenario].setup
@@ -386,7 +391,7 @@ class Matcher:
             return repr(interaction.scenario)
         return f"{interaction.scenario!r} (a position of the sweep {sweep!r}, {sweep}@1 to {last.name}, one a limit)"
 
-    def _no_match_message(self, method: str, path: str, body: dict) -> str:
+    def _no_match_message(self, method: str, path: str, body: dict, key: str) -> str:
         stream = body.get("stream") is True
         candidates = self._nearest_candidates(method, path, stream)
         how_to = (
@@ -412,7 +417,7 @@ class Matcher:
             f"Nearest scenario ({differ})" if near == 1 else f"Nearest scenarios ({near}, equally near, {differ} each)"
         )
         model = body.get("model")
-        hints = self._other_setup(method, path, body)
+        hints = self._other_setup(method, path, key)
         near_name = self._did_you_mean(model) if isinstance(model, str) else ""
         if near_name:
             hints += f" The model {model!r} names no scenario, so the request was matched by its prompt.{near_name}"

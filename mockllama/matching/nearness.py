@@ -7,7 +7,7 @@ cut into parts (each top-level field, each list's length, each message, input it
 every part a tuple holding its JSON. Recordings share most parts (the same system prompt, tools
 and settings), and a part costs the same against the sent request wherever it appears, so a 404
 prices each distinct part once and a recording's weight is a sum of lookups. The parts are made
-when a cassette is read and kept in the cassette index (``fingerprint``, ``keys.match_keys``),
+when a cassette is read and kept in the cassette index (``fingerprint``, ``pipeline.match_keys``),
 equal ones stored as one object: the first 404 at 10,000 recordings at most gathers them (a server
 gathers them between requests soon after its start: ``server.warming``). The weight equals the sum
 of ``differences(...)``'s weights for every pair of requests (tests/matching/test_nearness.py
@@ -21,7 +21,7 @@ from itertools import chain
 from typing import Any, Generic, TypeVar
 
 from mockllama.matching.fingerprint import FAR, FAR_FIELDS, LIST, field_weight, prompt_weight
-from mockllama.matching.keys import keys_for
+from mockllama.matching.pipeline import keys_for
 from mockllama.recordings.cassettes import Interaction, reading_order
 
 # A request's parts (``fingerprint.parts_of``): the top-level field names, then each part.
@@ -114,7 +114,7 @@ def fewest(sent: Fingerprint, candidates: list[tuple[Recording, Fingerprint]]) -
 
 class Fingerprints:
     """Each route's recordings with their fingerprints, as their loader stored them
-    (``keys.match_keys``), gathered on the route's first miss (or before: ``Matcher.prepare_nearest``)
+    (``pipeline.match_keys``), gathered on the route's first miss (or before: ``Matcher.prepare_nearest``)
     and kept."""
 
     def __init__(self):

@@ -22,7 +22,7 @@ from mockllama.app import create_app, recording_of
 from mockllama.behaviours.registry import BEHAVIOURS, DEFAULT_BEHAVIOUR, FIRST, unknown_behaviour
 from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
 from mockllama.behaviours.variants import own_behaviours
-from mockllama.matching.keys import match_keys
+from mockllama.matching.pipeline import match_keys
 from mockllama.options import ServeOptions
 from mockllama.pytest_plugin import SWEEP_MARK
 from mockllama.recordings.cassettes import RECORDING_SETS, CassetteError, load_scenarios

@@ -53,6 +53,7 @@ _READING_CODE = (
     "recordings/index.py",
     "matching/canonical.py",
     "matching/keys.py",
+    "matching/pipeline.py",
     "matching/fingerprint.py",
     "matching/words.py",
 )

@@ -13,7 +13,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 
-from mockllama.matching.canonical import canonical_key
+from mockllama.matching.pipeline import canonical_key
 from mockllama.upstream.spool import Spool
 from mockllama.wire.errors import RequestError
 

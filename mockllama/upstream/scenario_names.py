@@ -7,8 +7,8 @@ import hashlib
 import re
 from pathlib import Path
 
-from mockllama.matching.canonical import canonical_key
 from mockllama.matching.matcher import Matcher
+from mockllama.matching.pipeline import canonical_key
 from mockllama.recordings.cassettes import bundled_names, request_limit
 from mockllama.upstream.flight import Sent
 from mockllama.wire.errors import RequestError

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from mockllama.matching.canonical import canonical_key
+from mockllama.matching.pipeline import canonical_key
 from support.equivalences import CHAT, CHAT_BASE, DIFFERENT, EQUIVALENT, MESSAGES
 
 pytestmark = pytest.mark.live

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from mockllama.matching.differences import compared_form, count_of, differences, weight
 from mockllama.matching.fingerprint import parts_of
-from mockllama.matching.keys import match_keys
 from mockllama.matching.matcher import Matcher
 from mockllama.matching.nearness import Fingerprints, fewest
+from mockllama.matching.pipeline import match_keys
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.wire.errors import RequestError
 from support import ROOT

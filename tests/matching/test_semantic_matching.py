@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from mockllama.matching.canonical import canonical_key
 from mockllama.matching.matcher import Matcher
+from mockllama.matching.pipeline import canonical_key
 from mockllama.recordings.cassettes import load_scenarios
 from mockllama.recordings.chat_twin import chat_twin, turn_of
 from mockllama.wire.errors import RequestError

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from mockllama.app import create_app
 from mockllama.cli import main
-from mockllama.matching.keys import match_keys
+from mockllama.matching.pipeline import match_keys
 from mockllama.recordings.cassettes import RECORDING_SETS, load_directory, load_scenarios
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.recordings.record import RecordError

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from mockllama.app import ServeOptions, create_app
 from mockllama.cli import main
-from mockllama.matching.keys import match_keys
+from mockllama.matching.pipeline import match_keys
 from mockllama.recordings.cassettes import (
     RECORDING_SETS,
     CassetteError,
