@@ -51,6 +51,8 @@ _READING_CODE = (
     "recordings/chat_twin.py",
     "recordings/catalogue.py",
     "recordings/index.py",
+    "matching/rules.py",
+    "matching/equivalences.py",
     "matching/canonical.py",
     "matching/keys.py",
     "matching/pipeline.py",

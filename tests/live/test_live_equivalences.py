@@ -1,4 +1,4 @@
-"""Live proof of every equivalence mockllama's matching uses (mockllama/matching/canonical.py).
+"""Live proof of every equivalence mockllama's matching uses (the rules of mockllama/matching/equivalences.py).
 
 Each case sends two forms of one request to llama-server b11434 and compares what was generated
 (text, function calls, finish reason; not ids or timestamps). Two fresh servers get the same

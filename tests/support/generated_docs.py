@@ -29,6 +29,7 @@ from mockllama.behaviours.registry import BEHAVIOURS, markdown_list
 from mockllama.behaviours.variants import REPLIES as VARIANT_REPLIES
 from mockllama.behaviours.variants import chat_markdown_table as chat_variants_table
 from mockllama.behaviours.variants import markdown_table as variants_table
+from mockllama.matching.equivalences import markdown_table as equivalences_table
 from mockllama.pytest_plugin.session import OFFERED_FILE, base_url_behaviours, offered_json
 from mockllama.server.faults import markdown_table as faults_table
 from mockllama.server.options import options_table, plugin_table
@@ -209,6 +210,7 @@ GENERATED: list[Part] = [
     Generated(DOCS / "variants.md", "variants", variants_table),
     Generated(DOCS / "variants.md", "chat-variants", chat_variants_table),
     Generated(DOCS / "sweeps.md", "sweeps", sweeps_table),
+    Generated(DOCS / "matching.md", "equivalences", equivalences_table),
     Rewritten(DOCS / "architecture.md", "module table", module_table),
     Rewritten(DOCS / "scenarios.md", "scenario tables", rewrite_scenario_tables),
     Rewritten(ROOT / "README.md", "scenario tables", rewrite_scenario_tables),
