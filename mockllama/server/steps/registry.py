@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from mockllama.server.steps.step import Step
 
 if TYPE_CHECKING:
-    from mockllama.server.app import Settings
     from mockllama.server.faults import FaultPlan
 
 # Every registered step, in the order they run (by ``place``); changed in place only, so every
@@ -84,6 +83,6 @@ def check_options(options: Any) -> None:
             own_check(options)
 
 
-def made_steps(settings: Settings, faults: FaultPlan) -> tuple[Step, ...]:
+def made_steps(settings: Any, faults: FaultPlan) -> tuple[Step, ...]:
     """Every step, as the server with ``settings`` runs it, in order: made once per app."""
     return tuple(step.of(settings, faults) for step in STEPS)

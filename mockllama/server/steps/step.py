@@ -21,7 +21,6 @@ from mockllama.recordings.cassettes import Interaction, Scenario
 from mockllama.server.outgoing import Outgoing
 
 if TYPE_CHECKING:
-    from mockllama.server.app import Settings
     from mockllama.server.faults import Fault, FaultPlan
 
 
@@ -45,9 +44,11 @@ class Step(ABC):
     keeps_fast_path: ClassVar[bool] = False
 
     @classmethod
-    def of(cls, settings: Settings, faults: FaultPlan) -> Step:
+    def of(cls, settings: Any, faults: FaultPlan) -> Step:
         """The step as the server with ``settings`` runs it (its options are attributes of
-        ``settings``), made once per app; ``faults`` is the app's fault plan."""
+        ``settings``), made once per app; ``faults`` is the app's fault plan. ``settings`` is the
+        server's ``Settings``, typed Any here: its fields are assembled from the steps, so the steps
+        come before it and cannot name it."""
         return cls()
 
     @abstractmethod
