@@ -1,5 +1,5 @@
-"""A new reply-changing option is one module: the example step of docs/architecture.md ("A new
-reply step"), added to a scratch copy of the package with nothing else edited, is offered by
+"""A new reply-changing option is one module: the example step of docs/development.md ("A
+reply-changing option"), added to a scratch copy of the package with nothing else edited, is offered by
 `serve --help`, by the pytest plugin and in the options tables once `scripts/regenerate` has run,
 and changes the replies of `serve` and of a pytest session, journalled as sent in full."""
 
@@ -33,9 +33,9 @@ REGENERATED = {"mockllama/pytest_plugin/offered.json", "docs/serving.md", "docs/
 
 
 def example_module() -> str:
-    """The step module docs/architecture.md shows, as a contributor would save it."""
+    """The step module docs/development.md shows, as a contributor would save it."""
     (shown,) = [
-        block for block in blocks(DOCS / "architecture.md") if block.not_run and Path(__file__).name in block.not_run
+        block for block in blocks(DOCS / "development.md") if block.not_run and Path(__file__).name in block.not_run
     ]
     return shown.source
 

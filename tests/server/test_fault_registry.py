@@ -31,6 +31,7 @@ from mockllama.server.faults import (
 )
 from mockllama.teaching.fault_matrix import faults_measured
 from support import ROOT
+from support.docs_pages import DOCS, blocks
 from support.httpkit import post_json
 from support.recordings import SCENARIOS
 
@@ -109,24 +110,16 @@ def test_serve_help_lists_every_registered_fault():
 
 # --- one module is all a new fault needs ----------------------------------------------------------
 
-# A new fault as a contributor writes it, following docs/faults.md ("Adding a fault"): one module.
+# A new fault as a contributor writes it: the worked example of docs/development.md ("A fault").
 TEAPOT = "mockllama/server/faults/kinds/teapot.py"
-TEAPOT_MODULE = '''"""``teapot=N``: a 418, N times over."""
-
-from mockllama.server.faults import FaultKind, FaultPlan, SdkOutcome, Seen, register
-from mockllama.server.outgoing import Outgoing
 
 
-@register
-class Teapot(FaultKind):
-    name, order, value, seen = "teapot", 45, "N", Seen.ERROR_STATUS
-    help = "answer 418, N times over"
-    wire = "a 418 status with the reply's own body"
-    measured = {2: SdkOutcome.raises("APIStatusError: Error code: 418", requests=1)}
+def teapot_module() -> str:
+    (shown,) = [
+        block for block in blocks(DOCS / "development.md") if block.not_run and Path(__file__).name in block.not_run
+    ]
+    return shown.source
 
-    def apply(self, value: int, outgoing: Outgoing, plan: FaultPlan) -> None:
-        outgoing.status, outgoing.reason = 418, "I'm a teapot"
-'''
 
 # What the copy makes of the header a request would carry.
 FROM_THE_HEADER = """
@@ -173,7 +166,7 @@ def test_one_module_is_all_a_new_fault_needs(tmp_path):
     copy = _checkout_copy(tmp_path)
     _run(copy, "scripts/regenerate")  # the copy as the checkout would be with every part fresh
     before = _files(copy)
-    (copy / TEAPOT).write_text(TEAPOT_MODULE, encoding="utf-8")
+    (copy / TEAPOT).write_text(teapot_module(), encoding="utf-8")
     _run(copy, "scripts/regenerate")
     after = _files(copy)
 
