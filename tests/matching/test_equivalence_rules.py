@@ -41,3 +41,29 @@ def test_a_rules_own_code_is_what_its_cases_need(rule):
     """Without the rule, some case of its own gets two keys: its cases prove it, not another rule."""
     others = forms_of(other for other in RULES if other is not rule)
     assert any(_key(case, others, False) != _key(case, others, True) for case in rule.cases())
+
+
+def _example_rule():
+    """The rule docs/development.md shows ("An equivalence"), made in the namespace of the module
+    a contributor adds it to."""
+    from pathlib import Path
+
+    import mockllama.matching.equivalences as equivalences
+    from support.docs_pages import DOCS, blocks
+
+    (shown,) = [
+        block for block in blocks(DOCS / "development.md") if block.not_run and Path(__file__).name in block.not_run
+    ]
+    return eval(shown.source.strip().removesuffix(","), vars(equivalences))  # one expression: an item of RULES
+
+
+def test_the_worked_example_of_the_docs_is_one_rule_that_is_all_its_case_needs():
+    from mockllama.matching.rules import rules_table
+
+    rule = _example_rule()
+    with_it, without_it = forms_of([*RULES, rule]), forms_of(RULES)
+    (case,) = rule.cases()
+    assert _key(case, with_it, False) == _key(case, with_it, True)
+    assert _key(case, without_it, False) != _key(case, without_it, True)
+    added = set(rules_table([*RULES, rule]).splitlines()) - set(rules_table(RULES).splitlines())
+    assert len(added) == 1 and "`stop_sequences` `[]`" in added.pop()
