@@ -3,7 +3,8 @@
 The clients are pinned in tests/js/package.json and its lockfile; `npm ci --prefix tests/js`
 installs them (scripts/test does). Without them these tests fail, never skip. The scripts they run:
 
-- tests/js/matrix.mjs: the client matrix of docs/typescript.md, compared byte for byte;
+- tests/js/matrix.mjs: the client matrix of docs/typescript.md, every call on every server `mockllama serve`
+  serves (llama-server's own behaviours and each other server's variant), compared byte for byte;
 - tests/js/clients.mjs: each client's own request for the seed prompt, and what mockllama chose;
 - tests/js/example.test.ts and sweep.test.ts (vitest), truncation-safe-client.ts: the page's examples, as written.
 """
@@ -23,8 +24,9 @@ import pytest
 
 from mockllama.pytest_plugin.session import variant_url_behaviours
 from mockllama.teaching import explain, matrix
-from mockllama.wire.routes import RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from support import ROOT
+from support.httpkit import chosen_reply
 from support.recordings import SWEEP_POSITIONS
 
 JS = ROOT / "tests" / "js"
@@ -76,24 +78,21 @@ def mockllama_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def table(mockllama_url):
-    return _node("tests/js/matrix.mjs", mockllama_url).rstrip("\n")
+def measured(mockllama_url):
+    """The matrix as made: ``behaviours`` (every server it ran on), ``rows`` (one per call, case and
+    behaviour) and ``markdown`` (the page's part)."""
+    return json.loads(_node("tests/js/matrix.mjs", mockllama_url, "--json"))
 
 
 @pytest.fixture(scope="module")
-def rows(table):
-    """(client call, scenario, behaviour) -> the row's cells, from the generated table."""
-    found = {}
-    for line in table.splitlines()[4:]:
-        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
-        call, scenario, behaviour, reports, details, text, tool = cells
-        found[(call, scenario.strip("`"), behaviour)] = {
-            "reports": reports,
-            "details": details,
-            "text": text.strip("`"),
-            "tool": tool,
-        }
-    return found
+def rows(measured):
+    """(client call, scenario, behaviour) -> the row's cells."""
+    return {(row["call"], row["scenario"], row["behaviour"]): row for row in measured["rows"]}
+
+
+def served(server, behaviour: str, scenario, path: str) -> dict:
+    """The non-streamed reply ``behaviour`` sends for ``scenario``'s recorded request on ``path``."""
+    return json.loads(chosen_reply(server.url, behaviour, scenario, path))
 
 
 def _row(rows, call: str, scenario: str, behaviour: str) -> dict:
@@ -103,17 +102,37 @@ def _row(rows, call: str, scenario: str, behaviour: str) -> dict:
         if name.startswith(call) and case == scenario and chosen == behaviour
     ]
     assert len(matches) == 1, (call, scenario, behaviour)
-    return matches[0]
+    return {cell: matches[0].get(cell) for cell in ("reports", "details", "text", "tool")}  # null: left out
 
 
-def test_the_page_matrix_matches_a_fresh_run(table):
-    assert matrix.table_in(PAGE.read_text(), BEGIN, END) == table, WRITE
+def test_the_page_matrix_matches_a_fresh_run(measured):
+    assert matrix.table_in(PAGE.read_text(), BEGIN, END) == measured["markdown"], WRITE
 
 
-def test_the_matrix_names_the_pinned_versions(table):
+def test_the_matrix_names_the_pinned_versions(measured):
     pinned = json.loads((JS / "package.json").read_text())["dependencies"]
     for name in ("openai", "ai", "@ai-sdk/openai"):
-        assert f"{name} {pinned[name]}" in table.splitlines()[0]
+        assert f"{name} {pinned[name]}" in measured["markdown"].splitlines()[0]
+
+
+def test_every_call_meets_every_case_on_every_server_mockllama_serves(measured, rows):
+    """The servers are read from the running server's page data: every behaviour and variant."""
+    assert sorted(measured["behaviours"]) == sorted(variant_url_behaviours())
+    calls = {call for call, _, _ in rows}
+    cases = {case for _, case, _ in rows}
+    assert len(calls) == 7 and len(cases) == 5
+    assert set(rows) == {(c, case, b) for c in calls for case in cases for b in measured["behaviours"]}
+    assert len(measured["rows"]) == len(rows)
+
+
+def test_the_page_shows_each_client_against_each_server(measured):
+    """A table per client, a row per server; then which servers fool each call, from the rows."""
+    markdown = measured["markdown"]
+    for client, calls in (("openai-node", 4), ("AI SDK", 3)):
+        part = markdown.split(f"### {client}\n", 1)[1].split("\n### ", 1)[0]
+        servers = [line.split(" | ")[0].removeprefix("| ") for line in part.splitlines()[3:] if line.startswith("| ")]
+        assert servers == measured["behaviours"], client
+        assert len(re.findall(r"^- .*: fooled by ", part, re.MULTILINE)) == calls, client
 
 
 @pytest.mark.parametrize("scenario", ["text-cut-8", "thinking-cut-12"])
@@ -177,6 +196,51 @@ def test_the_chat_endpoint_says_length_in_every_behaviour(rows):
             _row(rows, "openai-node `chat.completions.create`", "text-cut-8", behaviour)["reports"]
             == "finish_reason length"
         )
+
+
+CUT_CASES = ("text-cut-8", "tool-cut-20", "tool-cut-30", "thinking-cut-12")
+
+
+def test_openai_node_reports_the_status_and_finish_reason_each_server_sends(rows, measured, server, scenarios):
+    """On every server, as its reply on the wire says: the thin SDK hands both over as sent."""
+    for behaviour in measured["behaviours"]:
+        for case in CUT_CASES:
+            body = served(server, behaviour, scenarios[case], RESPONSES_PATH)
+            row = _row(rows, "openai-node `responses.create`", case, behaviour)
+            assert row["reports"] == body.get("status"), (case, behaviour)
+            chat = served(server, behaviour, scenarios[case], CHAT_PATH)["choices"][0]["finish_reason"]
+            assert _row(rows, "openai-node `chat.completions.create`", case, behaviour)["reports"] == (
+                f"finish_reason {chat}"
+            ), (case, behaviour)
+
+
+def test_the_ai_sdk_runs_a_cut_call_whose_arguments_parse_where_the_server_gives_no_incomplete_details(
+    rows, measured, server, scenarios
+):
+    """generateText reads a Responses reply's end from incomplete_details alone: where a server leaves
+    it out or null, a cut reply is "stop" or "tool-calls", and a cut call whose arguments parse runs."""
+    call = "AI SDK `generateText`, `openai.responses()`"
+    running = set()
+    for behaviour in measured["behaviours"]:
+        body = served(server, behaviour, scenarios["tool-cut-30"], RESPONSES_PATH)
+        row = _row(rows, call, "tool-cut-30", behaviour)
+        assert (row["tool"] == "tool ran 1×") == (not body.get("incomplete_details")), behaviour
+        assert (_row(rows, call, "text-cut-8", behaviour)["reports"] == "stop") == (
+            not served(server, behaviour, scenarios["text-cut-8"], RESPONSES_PATH).get("incomplete_details")
+        ), behaviour
+        if row["tool"] == "tool ran 1×":
+            running.add(behaviour)
+    assert {"buggy", "ollama", "localai", "sglang", "aimock"} <= running  # as found trying it by hand
+    assert not running & {"fixed", "spec"}
+
+
+def test_a_chat_client_runs_a_cut_call_where_the_server_says_tool_calls_or_stop(rows, measured, server, scenarios):
+    """The AI SDK runs tools on "stop" or "tool-calls": a chat endpoint that says either of a cut call
+    gets it run."""
+    for behaviour in measured["behaviours"]:
+        chat = served(server, behaviour, scenarios["tool-cut-30"], CHAT_PATH)["choices"][0]["finish_reason"]
+        row = _row(rows, "AI SDK `generateText`, `openai.chat()`", "tool-cut-30", behaviour)
+        assert (row["tool"] == "tool ran 1×") == (chat in ("stop", "tool_calls")), (behaviour, chat)
 
 
 def test_explain_tells_a_javascript_user_what_the_matrix_shows(rows, scenarios):

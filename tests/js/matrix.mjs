@@ -1,26 +1,29 @@
-// The JavaScript client matrix: what openai-node and the AI SDK report for each behaviour and case.
+// The JavaScript client matrix: what openai-node and the AI SDK report for each case, on every server.
 //
-//   node tests/js/matrix.mjs URL                              print the table
+//   node tests/js/matrix.mjs URL                              print the page's part
+//   node tests/js/matrix.mjs URL --json                       print it and the rows it is made of, as JSON
 //   node tests/js/matrix.mjs URL --write docs/typescript.md   replace it between the page's markers, and
 //                                                             refresh the page's included files
 //
-// URL is a running `mockllama serve` (its root, e.g. http://127.0.0.1:18090). Each call selects its
-// scenario with the X-Mockllama-Scenario header, so the table shows what a client does with a
-// reply, whatever it sends; tests/clients/test_js_clients.py checks separately that the clients' own
-// requests reach the recordings by matching alone. The request is built from the recorded one
-// (GET /_mockllama/scenarios.json), in each client's ordinary options.
+// URL is a running `mockllama serve` (its root, e.g. http://127.0.0.1:18090). The servers are every
+// behaviour it serves at /NAME/v1, llama-server's own, the honest ones and each other server's variant,
+// read from its page data (GET /_mockllama/scenarios.json), as is each case's recorded request. Each
+// call selects its scenario with the X-Mockllama-Scenario header, so the table shows what a client does
+// with a reply, whatever it sends; tests/clients/test_js_clients.py checks separately that the clients'
+// own requests reach the recordings by matching alone. The request is built from the recorded one, in
+// each client's ordinary options.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, streamText, tool } from "ai";
 import OpenAI from "openai";
+import { OUTCOMES, outcome, short } from "./outcomes.mjs";
 
-export const BEHAVIOURS = ["buggy", "fixed", "spec"];
 // tool-cut-30 beside the four asked for: its cut arguments parse, so a client may run the tool
 export const CASES = ["text-cut-8", "tool-cut-20", "tool-cut-30", "text-finishes", "thinking-cut-12"];
 export const BEGIN = "<!-- js-matrix:begin -->";
 export const END = "<!-- js-matrix:end -->";
 const PACKAGES = ["openai", "ai", "@ai-sdk/openai"];
-const COLUMNS = ["client call", "scenario", "behaviour", "`status` / `finishReason`",
+const COLUMNS = ["client call", "scenario", "behaviours", "`status` / `finishReason`",
   "`incomplete_details` / `rawFinishReason`", "text", "tool, or what it threw"];
 
 /** The version of an installed package, from its own package.json. */
@@ -80,11 +83,20 @@ function calls(output) {
     .join("; ") || "-";
 }
 
-/** The recorded request of every scenario, as mockllama serves it (the non-streamed /v1/responses). */
-export async function recordedRequests(root) {
-  const reply = await fetch(`${root}/_mockllama/scenarios.json`);
-  const stories = await reply.json();
-  return Object.fromEntries(stories.map((s) => [s.name, s.request]));
+/**
+ * What the server serves, from its page data: `behaviours`, every one it serves at /NAME/v1 (its own side by
+ * side in each story's bodies, then each other server's variant); and per scenario its recorded request
+ * (the non-streamed /v1/responses) and whether that reply was `cut`.
+ */
+export async function served(root) {
+  const stories = await (await fetch(`${root}/_mockllama/scenarios.json`)).json();
+  const told = stories.find(({ kind }) => kind === "responses");
+  if (!told) throw new Error(`${root} serves no /v1/responses scenario`);
+  return {
+    behaviours: [...Object.keys(told.bodies), ...told.variants.map(({ name }) => name)],
+    requests: Object.fromEntries(stories.map((s) => [s.name, s.request])),
+    cut: Object.fromEntries(stories.map((s) => [s.name, s.cut])),
+  };
 }
 
 /** The chat form of a recorded Responses request, as a user of chat.completions writes it. */
@@ -217,7 +229,8 @@ const aiSdk = {
 
 // --- the run ------------------------------------------------------------------------------
 
-export const CALLS = [...Object.keys(openaiNode), ...Object.keys(aiSdk)];
+export const CLIENTS = { "openai-node": Object.keys(openaiNode), "AI SDK": Object.keys(aiSdk) };
+export const CALLS = Object.values(CLIENTS).flat();
 
 /**
  * What one client call made of one scenario's reply in one behaviour, as a row of the table. The
@@ -252,33 +265,107 @@ export async function measure(root, call, name, behaviour, recorded) {
   return { call, scenario: name, behaviour, ...row };
 }
 
-/** One row per client call, case and behaviour, each call asserted to have reached its case. */
+/**
+ * Every client call, case and behaviour the server serves: { behaviours, cut (per case), rows }, one row
+ * each, each call asserted to have reached its case.
+ */
 export async function run(root) {
-  const requests = await recordedRequests(root);
+  const { behaviours, requests, cut } = await served(root);
   const rows = [];
   for (const call of CALLS) {
     for (const name of CASES) {
-      for (const behaviour of BEHAVIOURS) rows.push(await measure(root, call, name, behaviour, requests[name]));
+      for (const behaviour of behaviours) rows.push(await measure(root, call, name, behaviour, requests[name]));
     }
   }
-  return rows;
+  return { behaviours, cut: Object.fromEntries(CASES.map((name) => [name, cut[name]])), rows };
 }
 
-export function render(rows) {
-  const cell = (text) => String(text).replaceAll("|", "\\|");
-  const lines = [
-    `Generated by \`node tests/js/matrix.mjs URL --write docs/typescript.md\` with ${PACKAGES.map(
-      (name) => `${name} ${version(name)}`).join(", ")}.`,
-    "",
-    `| ${COLUMNS.join(" | ")} |`,
-    `|${" --- |".repeat(COLUMNS.length)}`,
-  ];
+// --- the page -----------------------------------------------------------------------------
+
+const cell = (text) => String(text).replaceAll("|", "\\|");
+const FOOLED = new Set(OUTCOMES.filter((o) => o.fooled).map((o) => o.name));
+
+/** Some of the behaviours, as the page names them: every one, every one but a few, or each. */
+export function named(chosen, behaviours, noun = "behaviour") {
+  if (chosen.length === behaviours.length) return `every ${noun}`;
+  const others = behaviours.filter((behaviour) => !chosen.includes(behaviour));
+  return others.length < chosen.length ? `every ${noun} but ${others.join(", ")}` : chosen.join(", ");
+}
+
+/** Whether a row shows the client fooled: a cut reply, taken for a whole one. */
+export function fooled(row, cut) {
+  return cut[row.scenario] && FOOLED.has(outcome(row));
+}
+
+/**
+ * One call on one server, in a few words: what it did with each case, cases that fared alike together, a
+ * fooled outcome in bold. A finished reply taken whole is right, and goes unsaid.
+ */
+function verdict(rows, cut) {
+  const byWords = new Map();
   for (const row of rows) {
-    const text = row.text === "-" ? "-" : `\`${row.text}\``;
-    lines.push(`| ${[row.call, `\`${row.scenario}\``, row.behaviour, row.reports, row.details, text, row.tool]
-      .map(cell).join(" | ")} |`);
+    if (!cut[row.scenario] && FOOLED.has(outcome(row))) continue;
+    const words = fooled(row, cut) ? `**${short(row)}**` : short(row);
+    byWords.set(words, [...(byWords.get(words) ?? []), row.scenario]);
   }
-  return lines.join("\n");
+  if (byWords.size <= 1) return [...byWords.keys()][0] ?? "reads it";
+  return [...byWords].map(([words, cases]) => `${words} (${cases.map((name) => `\`${name}\``).join(", ")})`)
+    .join("; ");
+}
+
+/** Per client: a table of server × call, then which servers fool each call. */
+function perServer({ behaviours, cut, rows }) {
+  const lines = [];
+  for (const [client, calls] of Object.entries(CLIENTS)) {
+    const heads = calls.map((call) => call.slice(client.length + 1));
+    lines.push("", `### ${client}`, "", `| server | ${heads.join(" | ")} |`, `|${" --- |".repeat(calls.length + 1)}`);
+    for (const behaviour of behaviours) {
+      const verdicts = calls.map((call) => verdict(
+        rows.filter((row) => row.call === call && row.behaviour === behaviour), cut));
+      lines.push(`| ${[behaviour, ...verdicts].map(cell).join(" | ")} |`);
+    }
+    lines.push("");
+    for (const [call, head] of calls.map((call, i) => [call, heads[i]])) {
+      const by = behaviours.filter((behaviour) => rows.some((row) =>
+        row.call === call && row.behaviour === behaviour && fooled(row, cut)));
+      lines.push(`- ${head}: fooled by ${by.length ? named(by, behaviours, "server") : "no server"}.`);
+    }
+  }
+  return lines;
+}
+
+/** One row per call, case and outcome: the behaviours that made the same of a case share it. */
+function everyRow({ behaviours, rows }) {
+  const lines = [`| ${COLUMNS.join(" | ")} |`, `|${" --- |".repeat(COLUMNS.length)}`];
+  for (const call of CALLS) {
+    for (const name of CASES) {
+      const alike = new Map();
+      for (const row of rows.filter((r) => r.call === call && r.scenario === name)) {
+        const text = row.text === "-" ? "-" : `\`${row.text}\``;
+        const key = JSON.stringify([row.reports, row.details, text, row.tool]);
+        alike.set(key, [...(alike.get(key) ?? []), row.behaviour]);
+      }
+      for (const [key, chosen] of alike) {
+        const [reports, details, text, tool] = JSON.parse(key);
+        lines.push(`| ${[call, `\`${name}\``, named(chosen, behaviours), reports, details, text, tool]
+          .map(cell).join(" | ")} |`);
+      }
+    }
+  }
+  return lines;
+}
+
+export function render(measured) {
+  return [
+    `Generated by \`node tests/js/matrix.mjs URL --write docs/typescript.md\` with ${PACKAGES.map(
+      (name) => `${name} ${version(name)}`).join(", ")}, on ${measured.behaviours.length} servers: `
+      + `${measured.behaviours.join(", ")}.`,
+    ...perServer(measured),
+    "",
+    "### Every call, scenario and server",
+    "",
+    ...everyRow(measured),
+  ].join("\n");
 }
 
 export function replaceTable(document, table) {
@@ -302,17 +389,20 @@ export function refreshIncludes(document) {
 
 async function main(args) {
   const [root, flag, path] = args;
-  if (!root || (flag && (flag !== "--write" || !path))) {
-    console.error("usage: node tests/js/matrix.mjs URL [--write FILE]");
+  if (!root || (flag && !(flag === "--json" || (flag === "--write" && path)))) {
+    console.error("usage: node tests/js/matrix.mjs URL [--json | --write FILE]");
     process.exit(2);
   }
-  const table = render(await run(root.replace(/\/+$/, "")));
+  const measured = await run(root.replace(/\/+$/, ""));
+  const table = render(measured);
   if (!flag) {
     console.log(table);
-    return;
+  } else if (flag === "--json") {
+    console.log(JSON.stringify({ ...measured, markdown: table }));
+  } else {
+    writeFileSync(path, refreshIncludes(replaceTable(readFileSync(path, "utf8"), table)));
+    console.error(`wrote the JavaScript matrix and the included files into ${path}`);
   }
-  writeFileSync(path, refreshIncludes(replaceTable(readFileSync(path, "utf8"), table)));
-  console.error(`wrote the JavaScript matrix and the included files into ${path}`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));

@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CALLS, measure, version } from "./matrix.mjs";
+import { OUTCOMES, failure, outcome } from "./outcomes.mjs";
 import { sweepSvg } from "./sweep-svg.mjs";
 
 export const SWEEP = "tool-call";
@@ -19,35 +20,8 @@ export const END = "<!-- js-sweep:end -->";
 const PICTURE = "images/typescript-sweep.svg"; // beside the page
 const PACKAGES = ["openai", "ai", "@ai-sdk/openai"];
 
-// What a client did with a reply: the first class whose test fits matrix.mjs's row for the cell.
-export const OUTCOMES = [
-  { name: "ran", label: "ran the tool", colour: "#a50026", fits: (row) => row.tool.startsWith("tool ran") },
-  { name: "threw", label: "threw (or streamText ended in error)", colour: "#9e9e9e",
-    fits: (row) => row.tool.startsWith("threw") || row.reports === "error" },
-  { name: "noticed", label: "noticed the cut", colour: "#1a9850",
-    fits: (row) => /\b(incomplete|length)\b/.test(row.reports) },
-  { name: "refused", label: "refused the call (arguments do not parse)", colour: "#fee08b",
-    fits: (row) => row.tool.includes("tool not run") },
-  { name: "call", label: "handed over the call as finished (arguments parse)", colour: "#f46d43",
-    fits: (row) => /\barguments parse\b/.test(row.tool) || row.tool.includes("tool call, not run") },
-  { name: "broken-call", label: "handed over the call as finished (arguments do not parse)", colour: "#fdae61",
-    fits: (row) => row.tool.includes("arguments do not parse") },
-  { name: "text", label: "took the text for a finished reply", colour: "#74add1", fits: () => true },
-];
 // Taking a cut call for a whole one: running it, or handing it over as finished with arguments that parse.
 const TAKEN = ["ran", "call"];
-
-export function outcome(row) {
-  return OUTCOMES.find(({ fits }) => fits(row)).name;
-}
-
-/** How a failing row failed, in words: `threw ToolChoiceViolationError`, or streamText's error ending. */
-function failure(row) {
-  const thrown = row.tool.match(/^threw (\w+)/)?.[1];
-  if (thrown) return `threw ${thrown}`;
-  const rejected = row.tool.match(/\b(AI_\w+)/)?.[1];
-  return `ended in finishReason "error"${rejected ? ` (${rejected} to onError)` : ""}`;
-}
 
 /**
  * Every client call at every position and behaviour: cells[call][behaviour] holds an outcome per

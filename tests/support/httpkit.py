@@ -77,3 +77,14 @@ def sse_pairs(body: bytes) -> list[tuple[str | None, object]]:
         except ValueError:
             pairs.append((name, text))
     return pairs
+
+
+def chosen_reply(url: str, behaviour: str, scenario, path: str, stream: bool = False) -> bytes:
+    """What ``behaviour`` sends for ``scenario``'s recorded request on ``path`` (the scenario chosen by
+    header): the body of a 200, to hold what a client reported against what the server sent."""
+    recorded = scenario.find("POST", path, stream)
+    status, _, body = call(
+        url, "POST", f"/{behaviour}{path}", request_bytes(recorded), {"X-Mockllama-Scenario": scenario.name}
+    )
+    assert status == 200, (behaviour, scenario.name, path, body[:200])
+    return body
