@@ -1,5 +1,7 @@
 """Python clients, unmodified and unselected, against `mockllama serve`: the matrix of
-docs/python-clients.md made afresh and compared, and what it shows held true.
+docs/python-clients.md made afresh and compared, and what it shows held true. The matrix runs on
+every server mockllama serves: llama-server's own behaviours (what its tests here state as facts of
+llama-server and a correct server) and each other server's variant (held to what that server sends).
 
 The clients are pinned in the `clients` extra (scripts/test installs it) and, for llama-index, the
 `clients-llamaindex` extra, whose virtualenv tests/support/python_clients.py makes and keeps.
@@ -8,17 +10,21 @@ MOCKLLAMA_CLIENTS=0 switches this tier off; switched on, a missing client fails 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from importlib import metadata
 
 import pytest
 
-from mockllama.pytest_plugin.session import base_url_behaviours
+from mockllama.behaviours.variants import own_behaviours
+from mockllama.pytest_plugin.session import variant_url_behaviours
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from support import python_client_sweep, python_clients
 from support.client_outcomes import classify, recorded
-from support.python_clients import PAGE, WRITE, pins, render, serving, table_in
+from support.httpkit import chosen_reply, sse_pairs
+from support.python_clients import PAGE, WRITE, pins, render, servers, serving, table_in
 
 CUT = "cut text"
 TOOL = "tool request"
@@ -68,11 +74,23 @@ def seen(lines):
     return {(x["client"], x["call"], x["kind"], x["behaviour"]): x for x in lines if "call" in x}
 
 
-def outcomes(seen, client: str, call: str, kind: str) -> dict[str, dict]:
-    """behaviour -> the line, for one client's call (named by its start) and kind."""
+OWN = own_behaviours()  # llama-server's (buggy) and the honest ones: no other server's variant
+
+
+def outcomes(seen, client: str, call: str, kind: str, behaviours=OWN) -> dict[str, dict]:
+    """behaviour -> the line, for one client's call (named by its start) and kind, in ``behaviours``."""
     found = {b: x for (c, name, k, b), x in seen.items() if c == client and name.startswith(call) and k == kind}
-    assert sorted(found) == sorted(base_url_behaviours()), (client, call, kind, sorted(found))
-    return found
+    assert sorted(found) == sorted(servers()), (client, call, kind, sorted(found))
+    return {behaviour: found[behaviour] for behaviour in behaviours}
+
+
+def served(server, behaviour: str, line: dict, path: str, stream: bool = False) -> bytes:
+    """What ``behaviour`` sends on ``path`` for the recording ``line``'s first request reached."""
+    _, scenario, _ = line["reached"][0]
+    return chosen_reply(server.url, behaviour, SCENARIOS[scenario], path, stream)
+
+
+SCENARIOS = load_scenarios([bundled_cassette_dir()])
 
 
 def scenarios(line) -> list:
@@ -99,11 +117,23 @@ def test_the_page_holds_no_ids_addresses_or_timings():
         assert not re.search(leak, table), leak
 
 
-def test_every_call_is_run_in_every_behaviour(seen):
+def test_every_call_is_run_on_every_server(seen):
+    assert sorted(servers()) == sorted(variant_url_behaviours())
     calls = {(c, name, k) for c, name, k, _ in seen}
     assert len(calls) > 100
     for client, call, kind in calls:
-        outcomes(seen, client, call, kind)
+        assert len(outcomes(seen, client, call, kind, servers())) == len(variant_url_behaviours())
+
+
+def test_the_page_shows_each_client_against_each_server():
+    """Per client, a row per server in its table of server × call, and a line per call saying which
+    servers fool it."""
+    table = table_in(PAGE.read_text())
+    for part in table.split("\n### ")[1:]:
+        rows = [line for line in part.splitlines() if line.startswith("| ") and not line.startswith(("| `", "| ---"))]
+        shown = [row.split(" | ")[0].removeprefix("| ") for row in rows[1 : 1 + len(servers())]]
+        assert shown == servers(), part.splitlines()[0]
+        assert re.search(r"^- .*: fooled by ", part, re.MULTILINE), part.splitlines()[0]
 
 
 def test_each_clients_own_text_request_reaches_a_cut_text_recording_unselected(seen):
@@ -160,18 +190,18 @@ def test_a_responses_status_says_completed_for_a_cut_reply_only_on_llama_server(
         ("anthropic", "`messages.create`", "`stop_reason` max_tokens", (CUT, CUT_CALL)),
     ],
 )
-def test_the_chat_and_messages_routes_say_cut_in_every_behaviour(seen, client, call, field, kinds):
+def test_the_chat_and_messages_routes_say_cut_in_every_behaviour_of_llama_server(seen, client, call, field, kinds):
     for kind in kinds:
         for behaviour, line in outcomes(seen, client, call, kind).items():
             assert field in line["says"], (kind, behaviour, line["says"])
 
 
-def test_langchains_stream_repairs_a_cut_call_that_invoke_refuses(seen):
+def test_langchains_stream_repairs_a_cut_call_that_invoke_refuses_on_every_server(seen):
     for call in ("`invoke`, `use_responses_api=True`", "`invoke`, chat"):
-        for line in outcomes(seen, "LangChain", call, CUT_CALL).values():
+        for line in outcomes(seen, "LangChain", call, CUT_CALL, servers()).values():
             assert line["tool"] == "in `invalid_tool_calls`"
     for call in ("`stream`, `use_responses_api=True`", "`stream`, chat"):
-        for line in outcomes(seen, "LangChain", call, CUT_CALL).values():
+        for line in outcomes(seen, "LangChain", call, CUT_CALL, servers()).values():
             assert line["tool"] == "in `tool_calls`: {'path': '/tmp/hello.txt'}"
 
 
@@ -190,10 +220,10 @@ def test_agents_run_a_cut_call_whose_arguments_parse(seen):
     correct server too."""
     agents = {
         ("openai-agents", "`Runner.run`, Responses model"): {"buggy"},
-        ("openai-agents", "`Runner.run`, chat model"): set(base_url_behaviours()),
-        ("pydantic-ai", "`run`, Responses model"): set(base_url_behaviours()),
-        ("pydantic-ai", "`run`, chat model"): set(base_url_behaviours()),
-        ("haystack", "`Agent.run`"): set(base_url_behaviours()),
+        ("openai-agents", "`Runner.run`, chat model"): set(OWN),
+        ("pydantic-ai", "`run`, Responses model"): set(OWN),
+        ("pydantic-ai", "`run`, chat model"): set(OWN),
+        ("haystack", "`Agent.run`"): set(OWN),
     }
     for (client, call), running in agents.items():
         for behaviour, line in outcomes(seen, client, call, PARSING_CALL).items():
@@ -205,13 +235,13 @@ def test_agents_run_a_cut_call_whose_arguments_parse(seen):
 def test_haystacks_agent_asks_again_after_a_cut_call_only_on_llama_server(seen):
     lines = outcomes(seen, "haystack", "`Agent.run`", CUT_CALL)
     assert [s for _, s, _ in scenarios(lines["buggy"])] == ["tool-cut-20"] * 3  # max_agent_steps=3
-    for behaviour in base_url_behaviours():
+    for behaviour in OWN:
         if behaviour != "buggy":
             assert [s for _, s, _ in scenarios(lines[behaviour])] == ["tool-cut-20"]
 
 
 def test_the_openai_stream_helper_reads_only_the_spec_stream(seen):
-    lines = outcomes(seen, "openai", "`responses.stream()`", FINISHED)
+    lines = outcomes(seen, "openai", "`responses.stream()`", FINISHED, servers())
     for behaviour, line in lines.items():
         if behaviour == "spec":
             assert line["stream"] == "parses"
@@ -223,7 +253,7 @@ def test_the_openai_stream_helper_reads_only_the_spec_stream(seen):
 
 
 def test_anthropic_gets_a_cut_tool_use_with_empty_input(seen):
-    for line in outcomes(seen, "anthropic", "`messages.create`", CUT_CALL).values():
+    for line in outcomes(seen, "anthropic", "`messages.create`", CUT_CALL, servers()).values():
         assert line["tool"] == "`tool_use`, `input` {}" and "`stop_reason` max_tokens" in line["says"]
 
 
@@ -238,6 +268,87 @@ def test_pydantic_ai_raises_incomplete_tool_call_when_the_reply_says_cut(seen):
                 else ("IncompleteToolCall")
             )
             assert line["says"].startswith(f"raises {expected}:"), (model, behaviour, line["says"])
+
+
+# --- every other server's variant: each client held to what that server sends ---------------------
+
+RESPONSES_CALLS = (
+    ("openai", "`responses.create`", "`status` "),
+    ("LangChain", "`invoke`, `use_responses_api=True`", "`response_metadata['status']` "),
+    ("litellm", "`responses`", "`status` "),
+    ("llama-index", "`OpenAIResponses.chat`", "`raw.status` "),
+    ("haystack", "`OpenAIResponsesChatGenerator.run`", "`meta['status']` "),
+)
+CHAT_CALLS = (
+    ("openai", "`chat.completions.create`", "`finish_reason` "),
+    ("LangChain", "`invoke`, chat", "`response_metadata['finish_reason']` "),
+    ("litellm", "`completion`", "`finish_reason` "),
+    ("llama-index", "`OpenAI.chat`", "`raw.choices[0].finish_reason` "),
+    ("haystack", "`OpenAIChatGenerator.run`", "`meta['finish_reason']` "),
+)
+
+
+@pytest.mark.parametrize(("client", "call", "field"), RESPONSES_CALLS)
+def test_a_responses_client_reports_the_status_each_server_sends(seen, server, client, call, field):
+    """A null status shows as None, or, in LangChain's response_metadata, which drops nulls, as absent."""
+    for kind in (CUT, CUT_CALL, PARSING_CALL, FINISHED):
+        for behaviour, line in outcomes(seen, client, call, kind, servers()).items():
+            status = json.loads(served(server, behaviour, line, RESPONSES_PATH)).get("status")
+            shown = ("absent" if client == "LangChain" else "None") if status is None else status
+            assert line["says"].startswith(f"{field}{shown}"), (kind, behaviour, status, line["says"])
+
+
+@pytest.mark.parametrize(("client", "call", "field"), CHAT_CALLS)
+def test_a_chat_client_reports_the_finish_reason_each_server_sends(seen, server, client, call, field):
+    """As sent, but for litellm, which calls a reply holding a tool call that ended "stop"
+    "tool_calls" (inspect_ai's cut call)."""
+    for kind in (CUT, CUT_CALL, PARSING_CALL, FINISHED):
+        for behaviour, line in outcomes(seen, client, call, kind, servers()).items():
+            choice = json.loads(served(server, behaviour, line, CHAT_PATH))["choices"][0]
+            reason = choice["finish_reason"]
+            if client == "litellm" and reason == "stop" and choice["message"].get("tool_calls"):
+                reason = "tool_calls"
+            assert f"{field}{reason}" in line["says"], (kind, behaviour, reason, line["says"])
+
+
+def _terminal_event(server, behaviour: str, line: dict) -> str:
+    pairs = sse_pairs(served(server, behaviour, line, RESPONSES_PATH, stream=True))
+    return [data["type"] for _, data in pairs if isinstance(data, dict) and "type" in data][-1]
+
+
+def test_openai_agents_raises_where_the_body_says_incomplete_but_streams_only_where_the_stream_ends_so(seen, server):
+    """Runner.run reads the response's status, Runner.run_streamed the stream's terminal event: on a
+    server whose cut body says incomplete but whose stream ends response.completed (vLLM's, aimock's)
+    the first raises and the second hands over the cut text, and runs a cut call whose arguments parse."""
+    run = outcomes(seen, "openai-agents", "`Runner.run`, Responses model", CUT, servers())
+    streamed = outcomes(seen, "openai-agents", "`Runner.run_streamed`, Responses model", CUT, servers())
+    parsing = outcomes(seen, "openai-agents", "`Runner.run_streamed`, Responses model", PARSING_CALL, servers())
+    apart = set()
+    for behaviour in servers():
+        incomplete = json.loads(served(server, behaviour, run[behaviour], RESPONSES_PATH))["status"] == "incomplete"
+        ends_incomplete = _terminal_event(server, behaviour, streamed[behaviour]) == "response.incomplete"
+        assert run[behaviour]["says"].startswith("raises ModelBehaviorError") == incomplete, behaviour
+        assert streamed[behaviour]["says"].startswith("raises ModelBehaviorError") == ends_incomplete, behaviour
+        assert (parsing[behaviour]["tool"] == "ran 1×") == (not ends_incomplete), behaviour
+        if incomplete and not ends_incomplete:
+            apart.add(behaviour)
+    assert {"vllm", "aimock"} <= apart  # as found trying it by hand
+
+
+def test_pydantic_ai_reports_the_finish_reason_the_reply_gives_and_none_for_a_bare_incomplete(seen, server):
+    """pydantic-ai's Responses model reads incomplete_details' reason ("length"), else the status:
+    "completed" is "stop", and an incomplete status with no reason (aimock's) is None."""
+    nones = set()
+    for behaviour, line in outcomes(seen, "pydantic-ai", "`run`, Responses model", CUT, servers()).items():
+        body = json.loads(served(server, behaviour, line, RESPONSES_PATH))
+        if (body.get("incomplete_details") or {}).get("reason") == "max_output_tokens":
+            expected = "length"
+        else:
+            expected = "stop" if body.get("status") == "completed" else "None"
+        assert line["says"].endswith(f"`finish_reason` {expected}"), (behaviour, body.get("status"), line["says"])
+        if expected == "None":
+            nones.add(behaviour)
+    assert "aimock" in nones  # as found trying it by hand
 
 
 def test_the_sweep_picture_and_its_words_match_a_fresh_run(sweep):

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from mockllama.recordings.cassettes import Scenario
 from mockllama.wire.routes import CHAT_PATH, MESSAGES_PATH, RESPONSES_PATH
 
-# A field a user checks, then a value that says "cut": `status` incomplete, `finish_reason` length.
-CUT_SAID = re.compile(r"` (incomplete|length|max_tokens)\b")
+# A field a user checks, then a value that says "cut": `status` incomplete, `finish_reason` length; or the
+# reason `incomplete_details` gives, which the calls write in brackets after the status: `status` None
+# (max_output_tokens).
+CUT_SAID = re.compile(r"` (incomplete|length|max_tokens)\b|\(max_output_tokens\)")
 # The call handed over as arguments already parsed: in `tool_calls`: {...}, `tool_kwargs` {...}.
 HANDED_PARSED = re.compile(r"`:? \{")
 SET_ASIDE = ("no call", "not run")  # what the calls modules say of a call nobody ran or handed over
@@ -44,6 +46,15 @@ class Recorded:
         except ValueError:
             return False
         return True
+
+    @property
+    def kind(self) -> str:
+        """The reply in two or three words, as the matrix's per-server tables group what a call made of it."""
+        if not self.cut:
+            return "finished"
+        if not self.call:
+            return "cut text"
+        return "cut call that parses" if self.parses else "cut call"
 
 
 def _arguments(path: str, body) -> str | None:
@@ -72,9 +83,11 @@ def recorded(scenario: Scenario) -> Recorded:
 @dataclass(frozen=True)
 class OutcomeClass:
     """One class: its ``name`` (the legend's and the words'), the ``mark`` drawn in its cells (for
-    a reader who does not tell the colours apart), its ``colour`` and when it ``applies``."""
+    a reader who does not tell the colours apart), its ``colour``, when it ``applies``, and
+    ``short``, the few words of a cell in the matrix's per-server tables."""
 
     name: str
+    short: str
     mark: str
     colour: str
     meaning: str
@@ -111,30 +124,51 @@ def _refused(line: dict, reply: Recorded) -> bool:
 
 # In order: the first that applies is the outcome. The first three are judged only for a cut reply.
 CUT_OUTCOMES = (
-    OutcomeClass("ran the cut call", "R", "#d55e00", "an agent ran write_file with the cut arguments", _ran, True),
+    OutcomeClass(
+        "ran the cut call",
+        "runs the cut call",
+        "R",
+        "#d55e00",
+        "an agent ran write_file with the cut arguments",
+        _ran,
+        True,
+    ),
     OutcomeClass(
         "handed over a repaired call",
+        "repairs the cut call",
         "P",
         "#e69f00",
         "arguments that do not parse handed over as a valid call",
         _repaired,
         True,
     ),
-    OutcomeClass("noticed the cut", "N", "#009e73", "a field it hands over, or what it raised, says cut", _noticed),
+    OutcomeClass(
+        "noticed the cut",
+        "sees the cut",
+        "N",
+        "#009e73",
+        "a field it hands over, or what it raised, says cut",
+        _noticed,
+    ),
 )
 OUTCOMES = (
     *CUT_OUTCOMES,
-    OutcomeClass("raised", "E", "#cc79a7", "raised an error that does not say cut", _raised),
-    OutcomeClass("refused the call", "X", "#56b4e9", "set the call aside without saying cut", _refused),
+    OutcomeClass("raised", "raises", "E", "#cc79a7", "raised an error that does not say cut", _raised),
+    OutcomeClass(
+        "refused the call", "refuses the call", "X", "#56b4e9", "set the call aside without saying cut", _refused
+    ),
     OutcomeClass(
         "took the cut for whole",
+        "trusts the cut",
         "W",
         "#f0e442",
         "handed over the cut reply or call as if it had finished",
         lambda line, reply: reply.cut,
         True,
     ),
-    OutcomeClass("finished", "F", "#d9d9d9", "the reply was not cut, and it handed it over", lambda line, reply: True),
+    OutcomeClass(
+        "finished", "reads it", "F", "#d9d9d9", "the reply was not cut, and it handed it over", lambda line, reply: True
+    ),
 )
 
 

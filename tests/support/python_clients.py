@@ -1,5 +1,6 @@
 """The Python client matrix of docs/python-clients.md: each client, unmodified and unselected, against
-`mockllama serve`, in every behaviour. From the checkout, with the `clients` extra installed:
+`mockllama serve`, in every behaviour it serves: llama-server's own, the honest ones and each other
+server's variant. From the checkout, with the `clients` extra installed:
 
     python tests/support/python_clients.py                                  print the matrix
     python tests/support/python_clients.py --write docs/python-clients.md   replace it on the page
@@ -9,6 +10,10 @@ their own: llama-index in a virtualenv of its own (its OpenAI integration needs 
 openai-agents and pydantic-ai refuse), made here from the `clients-llamaindex` extra's pins and kept
 under ~/.cache/mockllama/ (or $XDG_CACHE_HOME) by their hash. tests/clients/test_python_clients.py
 makes the table afresh and compares it with the page.
+
+The page shows, for each client, a table of server × call with what the call made of each kind of
+cut reply, in the few words of tests/support/client_outcomes.py's classes, and which servers fool
+each call; then the detailed table, one row per call, kind and outcome.
 """
 
 from __future__ import annotations
@@ -26,13 +31,19 @@ import subprocess
 import sys
 import venv
 from collections.abc import Iterator
+from functools import cache
 from itertools import groupby
 from pathlib import Path
 
-from mockllama.pytest_plugin.session import base_url_behaviours
+from mockllama.behaviours.variants import REPLIES, own_behaviours
+from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.teaching import matrix
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout (no import of support: this also runs as a script)
+ROOT = Path(__file__).resolve().parents[2]  # the checkout
+sys.path.insert(0, str(ROOT / "tests"))  # for `support` when this runs as a script
+
+from support.client_outcomes import OUTCOMES, OutcomeClass, Recorded, classify, recorded  # noqa: E402
+
 HARNESS = ROOT / "tests" / "pyclients" / "harness.py"
 PAGE = ROOT / "docs" / "python-clients.md"
 BEGIN, END = "<!-- python-clients:begin -->", "<!-- python-clients:end -->"
@@ -122,12 +133,19 @@ def harness_lines(module: str, extra: str, url: str, arguments: list[str]) -> li
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
+def servers() -> list[str]:
+    """Every behaviour `mockllama serve` serves at /NAME/v1, in the teaching page's order (from which
+    tests/js/matrix.mjs reads them): llama-server's own (buggy), the honest ones, then each other
+    server's variant."""
+    return [*own_behaviours(), *REPLIES]
+
+
 def observe(url: str, clients=CLIENTS) -> list[dict]:
     """Every client's lines: first its header (versions, what to check), then one per call, kind and
     behaviour."""
     lines = []
     for module, extra in clients:
-        lines += harness_lines(module, extra, url, base_url_behaviours())
+        lines += harness_lines(module, extra, url, servers())
     return lines
 
 
@@ -148,9 +166,17 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def named(chosen: list[str], noun: str = "behaviour") -> str:
+    """Some of the behaviours, as the page names them: every one, every one but a few, or each."""
+    every = servers()
+    if sorted(chosen) == sorted(every):
+        return f"every {noun}"
+    others = [behaviour for behaviour in every if behaviour not in chosen]
+    return f"every {noun} but {', '.join(others)}" if len(others) < len(chosen) else ", ".join(chosen)
+
+
 def rows(lines: list[dict]) -> dict[str, list[list[str]]]:
     """Per client, the table's rows: one per call, kind and set of behaviours that did the same."""
-    behaviours = base_url_behaviours()
     grouped: dict[str, dict[tuple, dict[tuple, list[str]]]] = {}
     for line in lines:
         if "call" not in line:
@@ -163,21 +189,111 @@ def rows(lines: list[dict]) -> dict[str, list[list[str]]]:
         table[client] = []
         for (call, kind), outcomes in calls.items():
             for outcome, chosen in outcomes.items():
-                named = "every behaviour" if sorted(chosen) == sorted(behaviours) else ", ".join(chosen)
                 reached, says, stream, tool = outcome
-                table[client].append([call, kind, reached, named, says, stream, tool])
+                table[client].append([call, kind, reached, named(chosen), says, stream, tool])
     return table
+
+
+@cache
+def _scenarios() -> dict:
+    """The bundled recordings, by scenario name: the ones `mockllama serve` serves."""
+    return load_scenarios([bundled_cassette_dir()])
+
+
+def judged(line: dict) -> tuple[OutcomeClass, Recorded] | None:
+    """What a call made of the reply its first request reached, and what that reply held; None where
+    no recording answered (nothing was served to judge)."""
+    status, scenario, _ = line["reached"][0] if line["reached"] else (None, None, None)
+    if status != 200:
+        return None
+    reply = recorded(_scenarios()[scenario])
+    return classify(line, reply), reply
+
+
+def _words(line: dict, outcome: OutcomeClass) -> str:
+    """A call's outcome in a cell's few words, a harm in bold; where the raise is the outcome (it
+    said cut, or nothing else), what was raised."""
+    raised = re.match(r"raises (\w+)", line["says"])
+    words = outcome.short
+    if raised and outcome.name == "raised":
+        words = f"raises {raised.group(1)}"
+    elif raised and outcome.name == "noticed the cut":
+        words = f"{words}: raises {raised.group(1)}"
+    return f"**{words}**" if outcome.harm else words
+
+
+def verdict(lines: list[dict]) -> str:
+    """One call on one server, from its lines (one a kind of request): what it made of each kind of
+    reply, those it made the same of together. A finished reply read as it should be goes unsaid."""
+    by_words: dict[str, list[str]] = {}
+    for line in lines:
+        found = judged(line)
+        if found is None or found[0].name == "finished":
+            continue
+        kinds = by_words.setdefault(_words(line, found[0]), [])
+        if found[1].kind not in kinds:
+            kinds.append(found[1].kind)
+    if len(by_words) <= 1:
+        return next(iter(by_words), "reads it")
+    return "; ".join(f"{words} ({', '.join(kinds)})" for words, kinds in by_words.items())
+
+
+def fooled(lines: list[dict]) -> bool:
+    """Whether any of a call's lines shows a harm: a cut call run or repaired, a cut taken whole."""
+    return any(found[0].harm for found in map(judged, lines) if found is not None)
+
+
+def by_server(lines: list[dict]) -> dict[str, dict[str, dict[str, list[dict]]]]:
+    """client -> call -> behaviour -> its lines, in the order they ran."""
+    found: dict[str, dict[str, dict[str, list[dict]]]] = {}
+    for line in lines:
+        if "call" in line:
+            found.setdefault(line["client"], {}).setdefault(line["call"], {}).setdefault(line["behaviour"], []).append(
+                line
+            )
+    return found
+
+
+def overview(calls: dict[str, dict[str, dict[str, list[dict]]]]) -> list[str]:
+    """Server × client: how many of each client's calls the server fools."""
+    clients = list(calls)
+    out = ["| server | " + " | ".join(clients) + " |", "|" + " --- |" * (len(clients) + 1)]
+    for server in servers():
+        counts = []
+        for client in clients:
+            fooling = sum(fooled(by[server]) for by in calls[client].values())
+            counts.append(f"{'**' if fooling else ''}{fooling} of {len(calls[client])}{'**' if fooling else ''}")
+        out.append(f"| {server} | " + " | ".join(counts) + " |")
+    return out
+
+
+def per_server(calls: dict[str, dict[str, list[dict]]]) -> list[str]:
+    """One client's server × call table, then which servers fool each call."""
+    out = ["| server | " + " | ".join(_cell(call) for call in calls) + " |", "|" + " --- |" * (len(calls) + 1)]
+    for server in servers():
+        out.append(f"| {server} | " + " | ".join(_cell(verdict(by[server])) for by in calls.values()) + " |")
+    out.append("")
+    for call, by in calls.items():
+        fooling = [server for server in servers() if fooled(by[server])]
+        out.append(f"- {call}: fooled by {named(fooling, 'server') if fooling else 'no server'}.")
+    return out
 
 
 def render(lines: list[dict]) -> str:
     headers = [line for line in lines if "versions" in line]
     table = rows(lines)
+    calls = by_server(lines)
     versions = ", ".join(f"{name} {version}" for h in headers for name, version in h["versions"].items())
-    out = [f"Generated by `{WRITE}` with {versions}."]
+    out = [f"Generated by `{WRITE}` with {versions}, on {len(servers())} servers: {', '.join(servers())}."]
+    *some, last = [outcome.short for outcome in OUTCOMES if outcome.harm]
+    harms = f"{', '.join(some)} or {last}"
+    out += ["", f"How many of each client's calls each server fools (with some reply below, the call {harms}):", ""]
+    out += overview(calls)
     for header in headers:
         client = header["client"]
         out += ["", f"### {client}", "", header["check"].strip(), ""]
-        out += ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
+        out += per_server(calls.get(client, {}))
+        out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
         out += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in table.get(client, [])]
     return "\n".join(out)
 

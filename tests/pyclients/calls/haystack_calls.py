@@ -12,10 +12,10 @@ from haystack.utils import Secret
 
 CLIENT = "haystack"
 PACKAGES = ("haystack-ai",)  # named with their versions on the page
-CHECK = """`meta["finish_reason"]` is `"length"` for a cut reply from a correct server and from chat; the
+CHECK = """`meta["finish_reason"]` is `"length"` for a cut reply from a correct server and from llama-server's chat; the
 Responses generator gives llama-server's cut reply `"stop"` (text) or `"tool_calls"`. A call
 whose arguments do not parse is dropped with a warning. With a `streaming_callback`, the Responses
-generator cannot read llama-server's stream of a call (`ValueError`, `buggy` and `fixed`). The
+generator cannot read llama-server's stream of a call (`ValueError` everywhere but `spec`). The
 `Agent` asks again after a dropped call, up to `max_agent_steps`, on llama-server; a cut call whose
 arguments parse runs in every behaviour. Check `meta["finish_reason"]` and `meta["usage"]`."""
 TOOL = create_tool_from_function(write_file)

@@ -43,7 +43,8 @@ def _said(message, responses: bool) -> str:
     if responses:
         details = meta.get("incomplete_details")
         reason = f" ({details.get('reason')})" if details else ""
-        return f"`response_metadata['status']` {meta.get('status')}{reason}"
+        status = meta["status"] if "status" in meta else "absent"  # dropped when the reply's is null
+        return f"`response_metadata['status']` {status}{reason}"
     return f"`response_metadata['finish_reason']` {meta.get('finish_reason')}"
 
 

@@ -15,7 +15,8 @@ CHECK = """`litellm.responses()` raises any `max_output_tokens` under 16 to 16, 
 `text-cut-16`. It passes `status` and `incomplete_details` through and acts on neither. A stream
 with a function call in it ends with a `response.completed` event even where the server sent
 `response.incomplete`: read the final response's `status`, not the event's name. `completion()` gives chat's
-`finish_reason`, honest everywhere; no call's arguments are checked."""
+`finish_reason` (`"tool_calls"` where a reply holding a call says `"stop"`), honest on llama-server but not
+on every server; no call's arguments are checked."""
 COMMON = {"api_key": "unused", "temperature": 0, "num_retries": 0}
 
 

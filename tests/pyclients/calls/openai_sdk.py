@@ -12,10 +12,10 @@ CHECK = """On `/v1/responses`, `response.status` says `"incomplete"` for a cut r
 `incomplete_details.reason`; llama-server (`buggy`) says `"completed"` instead, for text and for a
 cut `function_call` alike. So also count a reply as cut when `usage.output_tokens` reaches
 `max_output_tokens`, and never run a `function_call` whose `arguments` do not parse as JSON.
-`responses.stream()` cannot read llama-server's stream (`TypeError` in `buggy` and `fixed`) and
+`responses.stream()` cannot read llama-server's stream (`TypeError` everywhere but `spec`) and
 raises on any stream that ends `response.incomplete`; iterate `responses.create(stream=True)` and
 read the terminal event instead. `responses.parse` reads no status: a cut reply fails as invalid
-JSON. Chat's `finish_reason: "length"` is honest in every behaviour."""
+JSON. Chat's `finish_reason: "length"` is honest on llama-server, but not on every server."""
 
 
 class Answer(BaseModel):

@@ -13,7 +13,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 CLIENT = "pydantic-ai"
 PACKAGES = ("pydantic-ai-slim",)  # named with their versions on the page
 CHECK = """`result.response.finish_reason` is `"length"` for a cut reply from a correct server and from
-chat, `"stop"` from llama-server's Responses reply. A cut call whose arguments do not parse raises
+llama-server's chat, `"stop"` from llama-server's Responses reply. A cut call whose arguments do not parse raises
 `IncompleteToolCall` when the reply says it was cut, and otherwise a retry error; a cut call whose
 arguments parse runs, in every behaviour. Check `finish_reason` and `usage.output_tokens`
 before trusting `output`."""
