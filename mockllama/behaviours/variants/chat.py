@@ -116,9 +116,9 @@ def rewrites(interaction: Interaction) -> bool:
     return interaction.path == CHAT_PATH and interaction.status == 200 and chat_finish_reason(interaction) == CUT
 
 
-def _tool_choice(interaction: Interaction) -> str:
-    request = interaction.request_json if isinstance(interaction.request_json, dict) else {}
-    choice = request.get("tool_choice", NOT_SENT)
+def tool_choice(request) -> str:
+    """A chat request's ``tool_choice`` as a declaration names it: NOT_SENT when absent."""
+    choice = request.get("tool_choice", NOT_SENT) if isinstance(request, dict) else NOT_SENT
     # A named choice ({"type": "function", ...}) is none of the string values a declaration names.
     return choice if isinstance(choice, str) else json.dumps(choice, sort_keys=True)
 
@@ -135,7 +135,8 @@ def _calls_parse(arguments: list) -> bool:
     return bool(arguments) and all(_parses(text) for text in arguments)
 
 
-def _body_arguments(body: dict) -> list:
+def body_arguments(body: dict) -> list:
+    """Each tool call's arguments in a chat completion, as its message holds them."""
     choices = body.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     message = (first.get("message") if isinstance(first, dict) else None) or {}
@@ -145,7 +146,7 @@ def _body_arguments(body: dict) -> list:
     return [(call.get("function") or {}).get("arguments") for call in calls if isinstance(call, dict)]
 
 
-def _stream_arguments(payloads: list) -> list:
+def stream_arguments(payloads: list) -> list:
     """Each streamed tool call's arguments, its deltas joined by the call's index."""
     joined: dict[object, str] = {}
     for payload in payloads:
@@ -171,7 +172,7 @@ def _write_usage(usage, ending: ChatEnding) -> None:
 def write_body(body: dict, ending: ChatEnding, tool_choice: str) -> dict:
     """A cut chat completion saying what ``ending`` says; every other field as it was."""
     written = copy.deepcopy(body)
-    reason = ending.finish_reason_for(_body_arguments(body), tool_choice)
+    reason = ending.finish_reason_for(body_arguments(body), tool_choice)
     for choice in written.get("choices") or []:
         if reason is not None and isinstance(choice, dict) and choice.get("finish_reason") == CUT:
             choice["finish_reason"] = reason
@@ -183,7 +184,7 @@ def write_stream(events: tuple[sse.Event, ...], ending: ChatEnding, tool_choice:
     """The recorded stream with ``ending``'s signals on the chunk that says ``"length"`` and on any
     chunk with usage; every other chunk keeps its recorded bytes."""
     payloads = [event.json() for event in events]
-    reason = ending.finish_reason_for(_stream_arguments(payloads), tool_choice)
+    reason = ending.finish_reason_for(stream_arguments(payloads), tool_choice)
     written = []
     for event, payload in zip(events, payloads):
         if isinstance(payload, dict):
@@ -201,11 +202,11 @@ def chat_reply(interaction: Interaction, chat: Chat) -> Reply:
     """The recorded chat completion with ``chat``'s signals, where it was cut and they differ from llama-server's."""
     if not rewrites(interaction) or chat.honest:
         return recorded_reply(interaction)
-    tool_choice = _tool_choice(interaction)
+    choice = tool_choice(interaction.request_json)
     if interaction.is_event_stream:
-        events = write_stream(tuple(interaction.events), chat.stream, tool_choice)
+        events = write_stream(tuple(interaction.events), chat.stream, choice)
         body = b"".join(event.raw for event in events)
         return Reply(interaction.status, interaction.reason, interaction.headers, body, events)
-    written = write_body(interaction.body_json, chat.body, tool_choice)
+    written = write_body(interaction.body_json, chat.body, choice)
     body = interaction.body if written == interaction.body_json else sse.dump_json(written).encode("utf-8")
     return Reply(interaction.status, interaction.reason, interaction.headers, body, None)
