@@ -1,10 +1,12 @@
 """Probes: what ``check`` sends (each probe's recorded requests, declared once in ``PROBES``), how it
 sends them, and what it makes of one probe's scenario from start to verdict.
 
-A probe of ``/v1/responses`` sends a cut scenario's request and its chat twin (which says how the
+A probe of ``/v1/responses`` sends a cut scenario's request and its chat twin (which shows how the
 generation ended), judges the reply, then does the same with the scenario's twin with room to
-finish (``FINISHING``). A new probe is an entry in ``PROBES``; a probe of another endpoint is its
-entries there and how that endpoint is asked and judged, an entry in ``ASKING``.
+finish (``FINISHING``). A probe of ``/v1/chat/completions`` sends the same scenarios' chat
+requests, and judges each reply by what it shows itself. A new probe is an entry in ``PROBES``; a
+probe of another endpoint is its entries there and how that endpoint is asked and judged, an entry
+in ``ASKING``.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mockllama.behaviours.variants.signals import ABSENT
 from mockllama.check.reading import (
+    ChatSeen,
     ProbeFailed,
     Seen,
-    _finish_reason,
     _function_calls,
     _json,
     _output_text,
@@ -23,11 +26,19 @@ from mockllama.check.reading import (
     _reasoning_items,
     _response_object,
     _stream_events,
-    _stream_finish_reason,
+    seen_in_chat,
     seen_in_stream,
 )
 from mockllama.check.report import Observation, ProbeResult
-from mockllama.check.verdicts import _judge, _judge_finished, _judge_usage
+from mockllama.check.verdicts import (
+    _judge,
+    _judge_chat,
+    _judge_chat_finished,
+    _judge_chat_usage,
+    _judge_finished,
+    _judge_usage,
+    shows_cut,
+)
 from mockllama.recordings.catalogue import load_catalogue
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.untrusted_http import Target, fetch
@@ -43,7 +54,7 @@ class Probe:
     scenarios: tuple[str, ...]  # the cut scenarios, sent in this order
     stream: bool = False  # sends the scenarios' streamed requests
     catalogue: str = "default"  # the recorder's catalogue that plans its requests
-    in_all: bool = True  # sent by ``--probe all``: every server can answer it
+    in_all: bool = True  # sent by ``--probe all`` (and its endpoint's group): every server can answer it
     # What more its line of the report says of a reply that is no stream: (fields, text).
     details: Callable[[dict], tuple[dict, str]] | None = None
     endpoint: str = RESPONSES_PATH  # the endpoint whose reply it judges; ASKING says how it is asked
@@ -90,10 +101,19 @@ PROBES = {
         # The forced-thinking question: a reply cut while the model is still thinking. Only a server
         # that thinks can answer it, so "all" leaves it out and it is asked for by name.
         Probe("reasoning", ("thinking-cut-12",), catalogue="forced-thinking", in_all=False, details=_reasoning_details),
+        # The same scenarios' chat requests, each reply judged by what it shows itself.
+        Probe("chat-text", ("text-cut-8",), endpoint=CHAT_PATH),
+        Probe("chat-tool", ("tool-cut-20",), endpoint=CHAT_PATH),
+        Probe("chat-stream", ("text-cut-8", "tool-cut-20"), stream=True, endpoint=CHAT_PATH),
     )
 }
 # "all": the probes every server can answer.
 ALL_PROBES = tuple(name for name, probe in PROBES.items() if probe.in_all)
+# Each endpoint's probes in "all", by a name `--probe` takes: to gate one endpoint alone.
+GROUPS = {
+    group: tuple(name for name in ALL_PROBES if PROBES[name].endpoint == path)
+    for group, path in (("responses", RESPONSES_PATH), ("chat", CHAT_PATH))
+}
 # Each cut scenario's twin with room to finish: the same kind of request, a limit it stays inside.
 FINISHING = {"text-cut-8": "text-finishes", "tool-cut-20": "tool-finishes", "thinking-cut-12": "thinking-finishes"}
 # A cut-off reply is a few kilobytes; a server that sends this much is not answering the probe.
@@ -161,27 +181,29 @@ def _observe_responses(target, body, timeout, probe) -> tuple[Seen, Observation]
     return seen, Observation(RESPONSES_PATH, bool(body.get("stream")), limit, line, fields)
 
 
-def _observe_chat(target, body, timeout) -> Observation:
-    limit = body.get("max_tokens")
-    payload = _post(target, CHAT_PATH, body, timeout)
-    if body.get("stream"):
-        reason = _stream_finish_reason(_stream_events(payload, CHAT_PATH))
-    else:
-        reason = _finish_reason(_json(payload, CHAT_PATH))
-    head = f"{CHAT_PATH} max_tokens={limit}" + (" stream" if body.get("stream") else "")
-    return Observation(
-        CHAT_PATH, bool(body.get("stream")), limit, f"{head}: finish_reason={reason!r}", {"finish_reason": reason}
-    )
+def _observe_chat(target, body, timeout) -> tuple[ChatSeen, Observation]:
+    limit, stream = body.get("max_tokens"), bool(body.get("stream"))
+    seen = seen_in_chat(_post(target, CHAT_PATH, body, timeout), limit, stream)
+    tokens = None if seen.completion_tokens is ABSENT else seen.completion_tokens
+    fields = {"finish_reason": seen.finish_reason, "completion_tokens": tokens, "tool_calls": len(seen.arguments)}
+    line = f"{CHAT_PATH} max_tokens={limit}" + (" stream" if stream else "") + f": finish_reason={seen.finish_reason!r}"
+    if seen.completion_tokens is not ABSENT:
+        line += f" completion_tokens={tokens!r:.40}"
+    if seen.arguments:
+        fields["arguments_parse"] = all(_parses(arguments) for arguments in seen.arguments)
+        said = "parse" if fields["arguments_parse"] else "do not parse"
+        line += f" tool_calls={len(seen.arguments)} (arguments {said} as JSON)"
+    return seen, Observation(CHAT_PATH, stream, limit, line, fields)
 
 
 def _ask(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
-    """Send the scenario's Responses request and its chat twin; the reply, the twin's finish_reason, the limit."""
+    """Send the scenario's Responses request and its chat twin; the reply, the twin, the limit."""
     responses_body, chat_body = _recorded_requests(probe, scenario, PROBES[probe].stream, model)
     seen, observed = _observe_responses(target, responses_body, timeout, probe)
     result.observations.append(observed)
-    twin = _observe_chat(target, chat_body, timeout)
-    result.observations.append(twin)
-    return seen, twin.fields["finish_reason"], observed.limit
+    twin, said = _observe_chat(target, chat_body, timeout)
+    result.observations.append(said)
+    return seen, twin, observed.limit
 
 
 def _unreadable(err: Exception) -> str:
@@ -195,8 +217,8 @@ _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 def _probe_finished(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
     result = ProbeResult(probe, scenario, "unknown", "")
     try:
-        seen, twin_reason, _ = _ask(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects = _judge_finished(seen, twin_reason)
+        seen, twin, _ = _ask(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects = _judge_finished(seen, twin)
     except ProbeFailed as failure:
         result.reason = str(failure)
     except _SHAPE_ERRORS as err:
@@ -207,9 +229,9 @@ def _probe_finished(target: Target, probe: str, scenario: str, model: str | None
 def _probe_responses(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
     result = ProbeResult(probe, scenario, "unknown", "")
     try:
-        seen, twin_reason, limit = _ask(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin_reason, probe)
-        if twin_reason == "length":
+        seen, twin, limit = _ask(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin, probe)
+        if shows_cut(twin) is not None:
             result.usage_fallback = _judge_usage(seen.response, limit)
     except ProbeFailed as failure:
         result.reason = str(failure)
@@ -222,8 +244,46 @@ def _probe_responses(target: Target, probe: str, scenario: str, model: str | Non
     return result
 
 
+def _ask_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
+    """Send the scenario's chat request; the reply as seen, and the request."""
+    _, body = _recorded_requests(probe, scenario, PROBES[probe].stream, model)
+    seen, observed = _observe_chat(target, body, timeout)
+    result.observations.append(observed)
+    return seen, body
+
+
+def _probe_chat_finished(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
+    result = ProbeResult(probe, scenario, "unknown", "", endpoint=CHAT_PATH)
+    try:
+        seen, _ = _ask_chat(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects = _judge_chat_finished(seen)
+    except ProbeFailed as failure:
+        result.reason = str(failure)
+    except _SHAPE_ERRORS as err:
+        result.reason, result.aspects = _unreadable(err), []
+    return result
+
+
+def _probe_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
+    result = ProbeResult(probe, scenario, "unknown", "", endpoint=CHAT_PATH)
+    try:
+        seen, body = _ask_chat(target, probe, scenario, model, timeout, result)
+        result.verdict, result.reason, result.aspects, result.variants = _judge_chat(seen, body)
+        if result.aspects:  # the reply shows the cut
+            result.usage_fallback = _judge_chat_usage(seen)
+    except ProbeFailed as failure:
+        result.reason = str(failure)
+        return result
+    except _SHAPE_ERRORS as err:
+        result.reason = _unreadable(err)
+        result.aspects, result.variants, result.usage_fallback = [], [], None
+        return result
+    result.finished = _probe_chat_finished(target, probe, FINISHING[scenario], model, timeout)
+    return result
+
+
 # How the probes of each endpoint are sent and judged, by the endpoint whose reply is judged.
-ASKING = {RESPONSES_PATH: _probe_responses}
+ASKING = {RESPONSES_PATH: _probe_responses, CHAT_PATH: _probe_chat}
 
 
 def run_probe(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:

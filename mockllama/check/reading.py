@@ -1,5 +1,6 @@
 """Reading a server's replies as its clients read them: JSON as RFC 8259 has it, a stream's events
-up to ``[DONE]``, and the fields of a Responses reply that the verdicts look at.
+up to ``[DONE]``, and the fields of a Responses reply and of a chat completion that the verdicts
+look at.
 
 What cannot be read so raises ``ProbeFailed``, which makes the probe's verdict ``unknown`` with
 the reason: no verdict rests on a reply a client would read otherwise.
@@ -12,7 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from mockllama.behaviours.variants.signals import TERMINAL_EVENTS
+from mockllama.behaviours.variants.chat import body_arguments, stream_arguments
+from mockllama.behaviours.variants.signals import ABSENT, TERMINAL_EVENTS
 from mockllama.wire import sse
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.untrusted_http import ExchangeFailed
@@ -169,6 +171,42 @@ def _finish_reason(chat: dict) -> str | None:
 def _stream_finish_reason(events: list[StreamEvent]) -> str | None:
     reasons = [c.get("finish_reason") for e in events for c in _choices(e.data, CHAT_PATH) if c.get("finish_reason")]
     return _reason(reasons[-1]) if reasons else None
+
+
+@dataclass
+class ChatSeen:
+    """A chat completion as a client reads it: its ``finish_reason`` (a stream's last),
+    ``usage.completion_tokens`` (ABSENT where no usage was sent: a stream sends it only when asked),
+    and each tool call's arguments (a stream's deltas joined); with the request's ``max_tokens``."""
+
+    finish_reason: str | None
+    completion_tokens: object
+    arguments: list
+    limit: object  # the request's max_tokens
+    stream: bool = False
+
+
+def _usage(chunk: dict, path: str) -> object:
+    usage = chunk.get("usage")
+    if usage is None:
+        return ABSENT
+    if not isinstance(usage, dict):
+        raise ProbeFailed(f'POST {path} answered a "usage" that is not an object')
+    return usage.get("completion_tokens", ABSENT)
+
+
+def seen_in_chat(payload: bytes, limit, stream: bool) -> ChatSeen:
+    """What a probe judges in a chat completion to a request with this ``max_tokens``, a JSON body
+    or a stream, or ProbeFailed."""
+    if not stream:
+        chat = _json(payload, CHAT_PATH)
+        arguments = body_arguments(chat) if _choices(chat, CHAT_PATH) else []
+        return ChatSeen(_finish_reason(chat), _usage(chat, CHAT_PATH), arguments, limit)
+    events = _stream_events(payload, CHAT_PATH)
+    counts = [_usage(event.data, CHAT_PATH) for event in events]
+    tokens = next((count for count in reversed(counts) if count is not ABSENT), ABSENT)
+    arguments = stream_arguments([event.data for event in events])
+    return ChatSeen(_stream_finish_reason(events), tokens, arguments, limit, stream=True)
 
 
 def _reason(value) -> str | None:

@@ -1,14 +1,15 @@
-"""The report: each probe's result and the lines ``mockllama check`` prints for it, the verdict
-over them all and its exit code, and the summary and JSON of ``--json``."""
+"""The report: each probe's result and the lines ``mockllama check`` prints for it, each endpoint's
+verdict, the verdict over them all and its exit code, and the summary and JSON of ``--json``."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from mockllama.check.verdicts import _BELOW_THE_LIMIT, ASPECTS, NOT_APPLICABLE, Aspect, _explained
+from mockllama.check.verdicts import ASPECTS, NOT_APPLICABLE, WORDS, Aspect, _explained, below_the_limit
+from mockllama.wire.routes import RESPONSES_PATH
 from mockllama.wire.terminal import printable
 
-# A report's verdict is its worst probe's, in this order.
+# A report's verdict is its worst probe's, in this order: so with two endpoints, the worse of theirs.
 VERDICTS = ("dishonest", "wrong", "unknown", "honest")
 # A wrong field is a fault found, as a lie is, not a doubt: a CI gate that lets "can't tell" pass must still fail it.
 EXIT_CODES = {"honest": 0, "dishonest": 1, "wrong": 1, "unknown": 2}
@@ -38,17 +39,20 @@ class ProbeResult:
     """One probe's request and its verdict, for one scenario.
 
     Attributes:
-        probe: The probe: `text`, `tool`, `stream` or `reasoning`.
+        probe: The probe: `text`, `tool`, `stream`, `reasoning`, `chat-text`, `chat-tool` or
+            `chat-stream`.
         scenario: The recorded scenario whose requests it sent, e.g. `text-cut-8`.
         verdict: `honest`, `dishonest`, `wrong` or `unknown`.
         reason: Why, in a sentence.
         observations: What each request got back.
         aspects: Each aspect of the reply, judged (empty when the reply could not be read).
         variants: The known servers whose truncation signals the cut reply carries.
-        usage_fallback: For a cut request, whether `usage.output_tokens` reaches the limit (the
-            one signal a client has left where the status lies).
+        usage_fallback: For a cut request, whether the usage (`usage.output_tokens`,
+            `usage.completion_tokens`) reaches the limit: the one signal a client has left where
+            the status or the finish_reason lies. None where there is none to judge.
         finished: For a cut request, the same probe's request with room to finish, judged the
             other way; None when the cut request got no answer to judge.
+        endpoint: The endpoint whose reply is judged: `/v1/responses` or `/v1/chat/completions`.
     """
 
     probe: str
@@ -60,6 +64,7 @@ class ProbeResult:
     variants: list[str] = field(default_factory=list)
     usage_fallback: Aspect | None = None
     finished: ProbeResult | None = None
+    endpoint: str = RESPONSES_PATH
 
     def failing(self, verdict: str) -> list[Aspect]:
         """The aspects with this verdict, e.g. `failing("dishonest")`."""
@@ -83,7 +88,8 @@ def _sentence(text: str) -> str:
 
 @dataclass
 class Report:
-    """What `run` found: one result for each probe and scenario, and the verdict over them all.
+    """What `run` found: one result for each probe and scenario, each endpoint's verdict, and the
+    verdict over them all.
 
     Attributes:
         url: The server's URL as it may be printed: without its credentials or query.
@@ -99,8 +105,16 @@ class Report:
         return [probe.finished for probe in self.probes if probe.finished is not None]
 
     @property
+    def endpoints(self) -> dict[str, Report]:
+        """Each endpoint probed, with its own report (its probes only): `/v1/responses`,
+        `/v1/chat/completions`, in the order they were probed."""
+        paths = dict.fromkeys(probe.endpoint for probe in self.probes)
+        return {path: Report(self.url, [p for p in self.probes if p.endpoint == path]) for path in paths}
+
+    @property
     def verdict(self) -> str:
-        """The worst of the probes' verdicts: `dishonest`, then `wrong`, then `unknown`, else `honest`."""
+        """The worst of the probes' verdicts, so the worse endpoint's: `dishonest`, then `wrong`,
+        then `unknown`, else `honest`."""
         verdicts = {result.verdict for result in [*self.probes, *self.finished]}
         return next((verdict for verdict in VERDICTS if verdict in verdicts), "honest")
 
@@ -111,15 +125,22 @@ class Report:
 
     @property
     def variants(self) -> list[str]:
-        """The known servers whose signals every judged cut reply carries; failing that, those of
-        any one of them (a server may fit its non-streamed replies and not its stream)."""
-        judged = [probe.variants for probe in self.probes if probe.aspects]
+        """The known servers whose signals every judged cut reply of an endpoint carries (of those
+        that carry any); failing that, those of any one of them (a server may fit its non-streamed
+        replies and not its stream). Each endpoint's, the Responses one first."""
+        if len(self.endpoints) > 1:
+            return list(dict.fromkeys(v for report in self.endpoints.values() for v in report.variants))
+        judged = [probe.variants for probe in self.probes if probe.aspects and probe.variants]
         every = [
             variant
             for variant in dict.fromkeys(v for found in judged for v in found)
             if all(variant in found for found in judged)
         ]
         return every or list(dict.fromkeys(variant for found in judged for variant in found))
+
+    @property
+    def _words(self):
+        return WORDS[self.probes[0].endpoint if self.probes else RESPONSES_PATH]
 
     @staticmethod
     def _named(verdict: str, results: list[ProbeResult]) -> str:
@@ -138,33 +159,53 @@ class Report:
         return None
 
     def _fallback(self) -> str:
+        words = self._words
         gone = [p for p in self.probes if p.usage_fallback is not None and p.usage_fallback.verdict == "gone"]
-        below = [p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why == _BELOW_THE_LIMIT]
-        other = [p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why != _BELOW_THE_LIMIT]
+        below = [
+            p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why == below_the_limit(words)
+        ]
+        other = [
+            p.probe for p in gone if p.usage_fallback is not None and p.usage_fallback.why != below_the_limit(words)
+        ]
         said = [
             f"{what} ({', '.join(dict.fromkeys(probes))})"
-            for what, probes in (("stays below max_output_tokens", below), ("is missing or not a number", other))
+            for what, probes in ((f"stays below {words.limit}", below), ("is missing or not a number", other))
             if probes
         ]
         if not said:
             return ""
         return (
-            f" usage.output_tokens of a cut reply {', or '.join(said)}: "
-            "the one fallback signal a client has where the status lies is gone."
+            f" usage.{words.tokens} of a cut reply {', or '.join(said)}: "
+            f"the one fallback signal a client has where the {words.signal} lies is gone."
         )
 
     @property
     def summary(self) -> str:
         """The verdict in a sentence (the failing aspects, or why it cannot tell), safe to print:
-        what the server sent is shown with its escapes written out."""
-        return printable(self._summary())
+        what the server sent is shown with its escapes written out. With both endpoints probed, the
+        verdict over both (the worse one's), then each endpoint's sentence."""
+        endpoints = self.endpoints
+        if len(endpoints) < 2:
+            return printable(f"{self.url}: {self._said()}")
+        return printable(" ".join([self._overall(), *self._each_endpoint()]))
 
-    def _summary(self) -> str:
-        verdict = self.verdict
+    def _each_endpoint(self) -> list[str]:
+        return [f"{path} {report.verdict}: {report._said()}" for path, report in self.endpoints.items()]
+
+    def _overall(self) -> str:
+        each = " and ".join(f"{path} {report.verdict}" for path, report in self.endpoints.items())
+        return f"{self.url}: {self.verdict} (exit {self.exit_code}), the worse of {each}."
+
+    def _said(self) -> str:
+        """One endpoint's verdict in a sentence, without the URL."""
+        verdict, words = self.verdict, self._words
+        cut = f"a reply cut off at {words.limit}"
         if verdict == "honest":
+            variants = self.variants  # a chat side may fit a server's with an honest finish_reason (LM Studio)
             return (
-                f"{self.url}: a reply cut off at max_output_tokens is reported as 'incomplete' "
-                "(reason 'max_output_tokens')." + self._fallback()
+                f"{cut} is {words.honest}."
+                + self._fallback()
+                + (f" Known variant: {'; '.join(variants)}." if variants else "")
             )
         if verdict == "unknown":
             reasons = "; ".join(
@@ -173,33 +214,44 @@ class Report:
                 for result in (probe, probe.finished)
                 if result is not None and result.verdict == "unknown"
             )
-            return f"{self.url}: can't tell whether a cut-off reply is reported honestly: {reasons}." + self._fallback()
+            return f"can't tell whether a cut-off reply is reported honestly: {reasons}." + self._fallback()
         parts = [
             part
             for part in (
-                self._direction(self.probes, "a reply cut off at max_output_tokens", "finished"),
+                self._direction(self.probes, cut, "finished"),
                 self._direction(self.finished, "a reply that finished inside its limit", "cut"),
             )
             if part is not None
         ]
         if not parts:  # a verdict no aspect explains: say the probes' own reasons
             parts = [f"{r.probe}: {r.reason}" for r in [*self.probes, *self.finished] if r.verdict == verdict]
-        summary = f"{self.url}: " + ". ".join([parts[0], *map(_sentence, parts[1:])])
+        summary = ". ".join([parts[0], *map(_sentence, parts[1:])])
         variants = self.variants
         return summary + (f". Known variant: {'; '.join(variants)}." if variants else ".") + self._fallback()
 
     def lines(self) -> list[str]:
-        """What `mockllama check` prints: each probe's lines, then the summary. A reason quotes what
-        a hostile server sent (a bad status line), so every line goes through ``printable``: no
-        escape sequence reaches the terminal."""
-        return [*(printable(line) for probe in self.probes for line in probe.lines()), self.summary]
+        """What `mockllama check` prints: each probe's lines, then the summary; with both endpoints
+        probed, each endpoint's verdict on a line of its own, then the verdict over both. A reason
+        quotes what a hostile server sent (a bad status line), so every line goes through
+        ``printable``: no escape sequence reaches the terminal."""
+        ending = [self.summary] if len(self.endpoints) < 2 else [*self._each_endpoint(), self._overall()]
+        return [*(printable(line) for probe in self.probes for line in probe.lines()), *map(printable, ending)]
 
     def to_dict(self) -> dict:
-        """What `mockllama check --json` prints."""
+        """What `mockllama check --json` prints: the verdict over both endpoints, and each one's."""
         return {
             "url": self.url,
             "verdict": self.verdict,
             "exit_code": self.exit_code,
             "summary": self.summary,
+            "endpoints": {
+                path: {
+                    "verdict": report.verdict,
+                    "exit_code": report.exit_code,
+                    "summary": report.summary,
+                    "variants": report.variants,
+                }
+                for path, report in self.endpoints.items()
+            },
             "probes": [asdict(probe) for probe in self.probes],
         }

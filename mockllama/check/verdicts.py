@@ -1,25 +1,37 @@
 """Verdicts: each aspect of a probe's reply judged on its own, for a reply that was cut and for one
-that finished, and a probe's verdict from its aspects.
+that finished, and a probe's verdict from its aspects; on ``/v1/responses`` and on
+``/v1/chat/completions``.
 
 An aspect is ``dishonest`` when it says the opposite of what happened, ``honest`` when it says
 what an honest server says, ``wrong`` when it does neither, and ``not applicable`` when the
-reply has nothing it could say it in. ``usage.output_tokens`` is judged beside the aspects: no
-verdict rests on it.
+reply has nothing it could say it in. The usage (``usage.output_tokens``,
+``usage.completion_tokens``) is judged beside the aspects: no verdict rests on it.
+
+What happened is read off a chat completion (``shows_cut``, ``shows_finished``): the Responses
+probe's chat twin, or the chat probe's own reply. A cut shows as ``finish_reason: "length"``, a
+usage that reaches ``max_tokens`` (the usage fallback: the probes' cut requests cannot finish
+inside their limit, so a ``"stop"`` there is no finish) or a tool call whose arguments do not
+parse; a finish as a ``finish_reason`` that says so, with no usage at the limit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
+from mockllama.behaviours.variants.chat import tool_choice
 from mockllama.behaviours.variants.signals import ABSENT
 from mockllama.check.reading import (
+    ChatSeen,
     Seen,
     StreamEvent,
     _event_names,
     _function_calls,
+    _parses,
     _reasoning_items,
 )
-from mockllama.check.variants import VARIANTS, fits
+from mockllama.check.variants import CHAT_VARIANTS, VARIANTS, chat_named, fits, fits_chat
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 
 # The chat twin's finish_reason for a reply that finished inside its limit.
 FINISHED_REASONS = ("stop", "tool_calls")
@@ -32,6 +44,7 @@ ASPECTS = {
     "completed_at": "completed_at",
     "terminal_event": "terminal event",
     "function_call_arguments.done": "function_call_arguments.done",
+    "finish_reason": "finish_reason",  # /v1/chat/completions
 }
 NOT_APPLICABLE = "not applicable"
 # What the report calls the usage judgement, beside the aspects: it is no aspect, and no verdict rests on it.
@@ -46,8 +59,10 @@ class Aspect:
     """One aspect of a reply, judged on its own.
 
     Attributes:
-        name: Which aspect: `status`, `incomplete_details.reason`, `cut_item.status`,
-            `completed_at`, `terminal_event` or `function_call_arguments.done`.
+        name: Which aspect: on `/v1/responses` `status`, `incomplete_details.reason`,
+            `cut_item.status` (`items.status` for a reply that finished), `completed_at`,
+            `terminal_event` or `function_call_arguments.done`; on `/v1/chat/completions`
+            `finish_reason`.
         verdict: `honest` (it reports the reply as it was), `dishonest` (it says a cut reply
             finished, or a finished one was cut), `wrong` (neither: missing, or another value) or
             `not applicable` (the reply has nothing it could say it in).
@@ -319,7 +334,7 @@ def _explained(aspects: list[Aspect]) -> str:
     return ", ".join(f"{ASPECTS[name]} ({first[name].seen}: {first[name].why})" for name in ASPECTS if name in first)
 
 
-def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, list[Aspect], list[str]]:
+def _judge(seen: Seen, twin: ChatSeen, probe: str) -> tuple[str, str, list[Aspect], list[str]]:
     """The probe's verdict, its reason, the aspects judged and the variants they fit."""
     response = seen.response
     if probe == "reasoning" and not _reasoning_items(response):
@@ -333,11 +348,12 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
             [],
             [],
         )
-    if twin_reason != "length":
+    cut = shows_cut(twin)
+    if cut is None:
         return (
             "unknown",
             (
-                f"the chat twin says finish_reason={twin_reason!r}, not 'length': the reply finished "
+                f"the chat twin says {_twin_said(twin)}, and nothing in it shows a cut: the reply finished "
                 "inside the limit, so this probe proves nothing"
             ),
             [],
@@ -347,21 +363,22 @@ def _judge(seen: Seen, twin_reason: str | None, probe: str) -> tuple[str, str, l
     variants = [str(variant) for variant in VARIANTS if fits(variant, seen)]
     verdict, reason = _weigh(
         aspects,
-        lie="the chat twin says 'length' but the reply is reported as finished by",
+        lie=f"the chat twin shows a cut ({cut}) but the reply is reported as finished by",
         wrongly="not reported as finished, but not fully as cut either",
         honest="reported as 'incomplete' with reason 'max_output_tokens'",
     )
     return verdict, reason, aspects, variants
 
 
-def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list[Aspect]]:
+def _judge_finished(seen: Seen, twin: ChatSeen) -> tuple[str, str, list[Aspect]]:
     """The verdict on a request with room to finish: a status that says 'incomplete' there too
     tells a client nothing."""
-    if twin_reason not in FINISHED_REASONS:
+    finish = shows_finished(twin)
+    if finish is None:
         return (
             "unknown",
             (
-                f"the chat twin says finish_reason={twin_reason!r}, not 'stop' or 'tool_calls': the request "
+                f"the chat twin says {_twin_said(twin)}, and nothing in it shows a finish: the request "
                 "with room to finish did not finish, so it proves nothing"
             ),
             [],
@@ -369,7 +386,7 @@ def _judge_finished(seen: Seen, twin_reason: str | None) -> tuple[str, str, list
     aspects = judge_finished(seen)
     verdict, reason = _weigh(
         aspects,
-        lie=f"the chat twin says {twin_reason!r} but the reply is reported as cut by",
+        lie=f"the chat twin shows a finish ({finish}) but the reply is reported as cut by",
         wrongly="reported as finished, but wrongly",
         honest="reported as 'completed'",
     )
@@ -388,30 +405,178 @@ def _weigh(aspects: list[Aspect], lie: str, wrongly: str, honest: str) -> tuple[
     return "honest", honest
 
 
-# Why a usage below the limit is gone, told apart in the summary from a usage that is no number.
-_BELOW_THE_LIMIT = "the one fallback signal where the status lies: the usage does not show the cut either"
+@dataclass(frozen=True)
+class Words:
+    """How the report speaks of one endpoint's replies."""
+
+    limit: str  # the request's output limit
+    tokens: str  # the usage field counting the output, the fallback signal
+    signal: str  # what a client reads first
+    honest: str  # a cut reply reported honestly, in words
 
 
-def _judge_usage(response: dict, limit) -> Aspect:
-    """Where the status lies, usage.output_tokens reaching max_output_tokens is the one signal
-    of the cut a client has left (the reference client's usage rule). A number is compared as
-    one whatever JSON wrote it as: 8.0 is at a limit of 8, as it is for a client."""
-    tokens = (response.get("usage") or {}).get("output_tokens", ABSENT)
-    name = "usage_fallback"
+WORDS = {
+    RESPONSES_PATH: Words(
+        "max_output_tokens", "output_tokens", "status", "reported as 'incomplete' (reason 'max_output_tokens')"
+    ),
+    CHAT_PATH: Words("max_tokens", "completion_tokens", "finish_reason", "reported as finish_reason 'length'"),
+}
+
+
+def below_the_limit(words: Words) -> str:
+    """Why a usage below the limit is gone, told apart in the summary from a usage that is no number."""
+    return f"the one fallback signal where the {words.signal} lies: the usage does not show the cut either"
+
+
+def _number(value) -> TypeGuard[int | float]:
+    """A number as JSON writes one: true and false are not."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _usage_fallback(tokens, limit, words: Words) -> Aspect:
+    """Where the signal a client reads first lies, the usage reaching the limit is the one signal
+    of the cut it has left (the reference client's usage rule). A number is compared as one
+    whatever JSON wrote it as: 8.0 is at a limit of 8, as it is for a client."""
+    name, gone = "usage_fallback", f"the one fallback signal where the {words.signal} lies"
     if tokens is ABSENT or tokens is None:
-        return Aspect(name, "gone", "no usage.output_tokens", "the one fallback signal where the status lies")
-    if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not isinstance(limit, int):
-        return Aspect(
-            name,
-            "gone",
-            f"output_tokens={tokens!r:.40} is not a number",
-            "the one fallback signal where the status lies",
-        )
+        return Aspect(name, "gone", f"no usage.{words.tokens}", gone)
+    if not _number(tokens) or not isinstance(limit, int):
+        return Aspect(name, "gone", f"{words.tokens}={tokens!r:.40} is not a number", gone)
     if tokens >= limit:
         return Aspect(
             name,
             "kept",
-            f"output_tokens={tokens} reaches max_output_tokens={limit}",
-            "a client can tell the cut from the usage where the status lies",
+            f"{words.tokens}={tokens} reaches {words.limit}={limit}",
+            f"a client can tell the cut from the usage where the {words.signal} lies",
         )
-    return Aspect(name, "gone", f"output_tokens={tokens} is below max_output_tokens={limit}", _BELOW_THE_LIMIT)
+    return Aspect(name, "gone", f"{words.tokens}={tokens} is below {words.limit}={limit}", below_the_limit(words))
+
+
+def _judge_usage(response: dict, limit) -> Aspect:
+    """The usage fallback of a cut Responses reply: usage.output_tokens reaching max_output_tokens."""
+    return _usage_fallback((response.get("usage") or {}).get("output_tokens", ABSENT), limit, WORDS[RESPONSES_PATH])
+
+
+def _judge_chat_usage(seen: ChatSeen) -> Aspect | None:
+    """The usage fallback of a cut chat reply: usage.completion_tokens reaching max_tokens. None for
+    a stream that sent no usage: it sends one only when asked (``stream_options``), and the
+    recorded requests do not ask."""
+    if seen.stream and seen.completion_tokens is ABSENT:
+        return None
+    return _usage_fallback(seen.completion_tokens, seen.limit, WORDS[CHAT_PATH])
+
+
+# --- What a chat completion shows of how generation ended ---
+
+
+def _twin_said(seen: ChatSeen) -> str:
+    said = f"finish_reason={seen.finish_reason!r}"
+    if seen.completion_tokens is not ABSENT:
+        said += f" with completion_tokens={seen.completion_tokens!r:.40} (max_tokens={seen.limit})"
+    return said
+
+
+def shows_cut(seen: ChatSeen) -> str | None:
+    """What in a chat completion shows that generation was cut at max_tokens, in words, or None:
+    ``finish_reason: "length"``, a usage that reaches the limit (the usage fallback), or a tool
+    call whose arguments do not parse as JSON (a call that finished parses). A reply that stops in
+    exactly its limit says ``"stop"`` at the limit too (the ``text-exact-limit`` recording): the
+    probes' cut requests cannot finish inside their limit, so there it is read as a cut."""
+    if seen.finish_reason == "length":
+        return "finish_reason 'length'"
+    tokens, limit = seen.completion_tokens, seen.limit
+    if _number(tokens) and isinstance(limit, int) and tokens >= limit:
+        return f"completion_tokens={tokens} at max_tokens={limit}"
+    if any(isinstance(arguments, str) and not _parses(arguments) for arguments in seen.arguments):
+        return "a tool call whose arguments do not parse as JSON"
+    return None
+
+
+def shows_finished(seen: ChatSeen) -> str | None:
+    """What in a chat completion shows that generation finished inside max_tokens, in words, or
+    None: a finish_reason of 'stop' or 'tool_calls' with no usage at the limit. 'length' below the
+    limit shows no finish: generation may have run out of context, which a server reports so too."""
+    tokens, limit = seen.completion_tokens, seen.limit
+    if seen.finish_reason not in FINISHED_REASONS:
+        return None
+    if not _number(tokens) or not isinstance(limit, int):
+        return f"finish_reason {seen.finish_reason!r}"
+    return (
+        f"finish_reason {seen.finish_reason!r}, completion_tokens={tokens} below max_tokens={limit}"
+        if tokens < limit
+        else None
+    )
+
+
+# --- Judging a chat completion ---
+
+
+def _judge_cut_finish_reason(seen: ChatSeen) -> Aspect:
+    reason, name = seen.finish_reason, "finish_reason"
+    if reason == "length":
+        return Aspect(name, "honest", repr(reason), "the reply was cut at max_tokens")
+    if reason == "tool_calls":
+        why = "a client that trusts finish_reason runs the cut call" if seen.arguments else "says the reply finished"
+        return Aspect(name, "dishonest", repr(reason), why)
+    if reason == "stop":
+        return Aspect(name, "dishonest", repr(reason), "says the reply finished")
+    seen_as = "absent" if reason is None else repr(reason)
+    return Aspect(name, "wrong", seen_as, "must be 'length': a client that checks for it misses the cut")
+
+
+def _judge_finished_finish_reason(seen: ChatSeen) -> Aspect:
+    reason, name = seen.finish_reason, "finish_reason"
+    if reason in FINISHED_REASONS:
+        return Aspect(name, "honest", repr(reason), "the reply finished, and says so")
+    if reason == "length":
+        return Aspect(name, "dishonest", repr(reason), "says a reply that finished inside its limit was cut")
+    seen_as = "absent" if reason is None else repr(reason)
+    return Aspect(name, "wrong", seen_as, "a reply that finished says 'stop' or 'tool_calls'")
+
+
+def _judge_chat(seen: ChatSeen, request: dict) -> tuple[str, str, list[Aspect], list[str]]:
+    """A chat probe's verdict on a reply its request cannot finish, its reason, the aspects judged
+    and the servers whose chat-side signals it carries."""
+    cut = shows_cut(seen)
+    if cut is None:
+        return (
+            "unknown",
+            (
+                f"the reply says {_twin_said(seen)}, and nothing in it shows a cut: it finished inside the "
+                "limit, so this probe proves nothing"
+            ),
+            [],
+            [],
+        )
+    aspects = [_judge_cut_finish_reason(seen)]
+    choice = tool_choice(request)
+    variants = [chat_named(variant) for variant in CHAT_VARIANTS if fits_chat(variant, seen, choice)]
+    verdict, reason = _weigh(
+        aspects,
+        lie=f"the reply shows a cut ({cut}) but is reported as finished by",
+        wrongly="not reported as finished, but not as cut either",
+        honest="reported as 'length'",
+    )
+    return verdict, reason, aspects, variants
+
+
+def _judge_chat_finished(seen: ChatSeen) -> tuple[str, str, list[Aspect]]:
+    """A chat probe's verdict on a reply with room to finish: 'length' there tells a client nothing."""
+    finish = shows_finished(seen)
+    if finish is None:
+        return (
+            "unknown",
+            (
+                f"the reply says {_twin_said(seen)}, and nothing in it shows a finish: the request with room "
+                "to finish did not finish, so it proves nothing"
+            ),
+            [],
+        )
+    aspects = [_judge_finished_finish_reason(seen)]
+    verdict, reason = _weigh(
+        aspects,
+        lie=f"the reply shows a finish ({finish}) but is reported as cut by",
+        wrongly="reported as finished, but wrongly",
+        honest="reported as finished",
+    )
+    return verdict, reason, aspects

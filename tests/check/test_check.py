@@ -1,4 +1,5 @@
-"""`mockllama check`: exit 1 for the bug, 0 for an honest server, 2 when it can't tell."""
+"""`mockllama check`: exit 1 for the bug, 0 for an honest server, 2 when it can't tell; with both
+endpoints probed (the default), each endpoint's verdict on its own line, and the worse one's exit code."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ STOCK = (
 )
 
 
-@pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
+@pytest.mark.parametrize("probe", ["text", "tool", "stream", "responses"])
 def test_buggy_exits_1(server, probe):
     result = _check(f"{server.url}/buggy", "--probe", probe)
     assert result.returncode == 1, result.stdout
@@ -49,7 +50,7 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
     lines = _check(f"{server.url}/buggy", "--probe", "text").stdout.splitlines()
     assert lines == [
         "/v1/responses max_output_tokens=8: status='completed' incomplete_details=None output_tokens=8",
-        "/v1/chat/completions max_tokens=8: finish_reason='length'",
+        "/v1/chat/completions max_tokens=8: finish_reason='length' completion_tokens=8",
         "  dishonest status: 'completed' (says the reply finished)",
         "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
         (
@@ -63,7 +64,7 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
         ),
         # the same probe's request with room to finish (text-finishes), reported as finished
         "/v1/responses max_output_tokens=400: status='completed' incomplete_details=None output_tokens=8",
-        "/v1/chat/completions max_tokens=400: finish_reason='stop'",
+        "/v1/chat/completions max_tokens=400: finish_reason='stop' completion_tokens=8",
         "  honest    status: 'completed' (the reply finished, and says so)",
         "  honest    incomplete_details.reason: absent (no reason to be cut is given)",
         "  honest    item status: every item says 'completed' (every item finished, and says so)",
@@ -77,12 +78,35 @@ def test_buggy_text_prints_the_two_lines_of_the_write_up_and_each_aspect(server)
 
 def test_buggy_names_every_aspect_across_the_probes(server):
     """Stock llama-server gets every aspect wrong somewhere: all six are named."""
-    summary = _check(f"{server.url}/buggy", "--probe", "all").stdout.splitlines()[-1]
+    summary = _check(f"{server.url}/buggy", "--probe", "responses").stdout.splitlines()[-1]
     assert summary == (
         f"{server.url}/buggy: a reply cut off at max_output_tokens is reported as finished by: "
         "status, cut item status, completed_at, terminal event; also wrong: "
         f"incomplete_details.reason, function_call_arguments.done. {FINISHED_CALL_WITHOUT_DONE} {STOCK}"
     )
+
+
+CHAT_HONEST = "a reply cut off at max_tokens is reported as finish_reason 'length'."
+
+
+def test_buggy_is_dishonest_on_responses_honest_on_chat_and_exits_with_the_worse(server):
+    """llama-server's chat endpoint is honest: by default both endpoints are probed, each verdict is
+    printed on its own line, and the exit code is the worse endpoint's."""
+    result = _check(f"{server.url}/buggy")
+    assert result.returncode == 1, result.stdout
+    responses, chat, overall = result.stdout.splitlines()[-3:]
+    assert responses == (
+        "/v1/responses dishonest: a reply cut off at max_output_tokens is reported as finished by: "
+        "status, cut item status, completed_at, terminal event; also wrong: "
+        f"incomplete_details.reason, function_call_arguments.done. {FINISHED_CALL_WITHOUT_DONE} {STOCK}"
+    )
+    assert chat == f"/v1/chat/completions honest: {CHAT_HONEST}"
+    assert overall == (
+        f"{server.url}/buggy: dishonest (exit 1), the worse of /v1/responses dishonest and /v1/chat/completions honest."
+    )
+    chat_only = _check(f"{server.url}/buggy", "--probe", "chat")
+    assert chat_only.returncode == 0, chat_only.stdout
+    assert chat_only.stdout.splitlines()[-1] == f"{server.url}/buggy: {CHAT_HONEST}"
 
 
 def test_buggy_tool_and_stream_report_what_they_saw(server):
@@ -93,11 +117,24 @@ def test_buggy_tool_and_stream_report_what_they_saw(server):
 
 
 @pytest.mark.parametrize("behaviour", ["fixed", "spec"])
-@pytest.mark.parametrize("probe", ["text", "tool", "stream", "all"])
+@pytest.mark.parametrize("probe", ["text", "tool", "stream", "responses"])
 def test_fixed_and_spec_exit_0(server, behaviour, probe):
     result = _check(f"{server.url}/{behaviour}/v1", "--probe", probe)
     assert result.returncode == 0, result.stdout
     assert "reported as 'incomplete'" in result.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("behaviour", ["fixed", "spec"])
+def test_fixed_and_spec_exit_0_on_both_endpoints(server, behaviour):
+    result = _check(f"{server.url}/{behaviour}/v1")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines()[-3:] == [
+        "/v1/responses honest: a reply cut off at max_output_tokens is reported as 'incomplete' "
+        "(reason 'max_output_tokens').",
+        f"/v1/chat/completions honest: {CHAT_HONEST}",
+        f"{server.url}/{behaviour}: honest (exit 0), the worse of /v1/responses honest and "
+        "/v1/chat/completions honest.",
+    ]
 
 
 def test_fixed_stream_reports_arguments_done(server):
@@ -152,13 +189,27 @@ def test_a_server_that_never_answers_in_time_exits_2():
     assert "within 0.3 s" in result.stdout
 
 
+@pytest.mark.parametrize("probe", ["tool", "chat-tool"])
 @pytest.mark.parametrize("behaviour", ["buggy", "fixed"])
-def test_a_twin_that_says_stop_proves_nothing_and_exits_2(server, behaviour):
-    """The text-finishes recording, chosen by a model equal to its scenario name."""
-    result = _check(f"{server.url}/{behaviour}", "--model", "text-finishes")
+def test_a_twin_that_says_stop_proves_nothing_and_exits_2(server, behaviour, probe):
+    """The text-finishes recording, chosen by a model equal to its scenario name: 'stop', 8 tokens
+    of tool-cut-20's 20, and no tool call."""
+    result = _check(f"{server.url}/{behaviour}", "--model", "text-finishes", "--probe", probe)
     assert result.returncode == 2
-    assert "finish_reason='stop'" in result.stdout
+    assert "/v1/chat/completions max_tokens=20: finish_reason='stop' completion_tokens=8" in result.stdout
     assert "proves nothing" in result.stdout.splitlines()[-1]
+
+
+def test_a_stop_at_exactly_the_limit_is_read_as_a_cut(server):
+    """The usage fallback's one false positive, pinned: text-finishes took exactly 8 tokens and says
+    'stop', and text-cut-8's limit is 8. check's cut requests cannot finish inside their limit, so
+    a 'stop' with the usage at the limit is read as a cut the finish_reason hides."""
+    result = _check(f"{server.url}/fixed", "--model", "text-finishes", "--probe", "chat-text")
+    assert result.returncode == 1, result.stdout
+    assert result.stdout.splitlines()[:2] == [
+        "/v1/chat/completions max_tokens=8: finish_reason='stop' completion_tokens=8",
+        "  dishonest finish_reason: 'stop' (says the reply finished)",
+    ]
 
 
 @pytest.mark.parametrize(("behaviour", "code", "verdict"), [("buggy", 1, "dishonest"), ("fixed", 0, "honest")])
@@ -167,12 +218,21 @@ def test_json_output_parses_and_carries_the_exit_codes_verdict(server, behaviour
     report = json.loads(result.stdout)
     assert result.returncode == report["exit_code"] == code
     assert report["verdict"] == verdict
-    assert [p["probe"] for p in report["probes"]] == ["text", "tool", "stream", "stream"]
+    assert [p["probe"] for p in report["probes"]][:4] == ["text", "tool", "stream", "stream"]
+    assert [p["probe"] for p in report["probes"]][4:] == ["chat-text", "chat-tool", "chat-stream", "chat-stream"]
+    assert {path: (e["verdict"], e["exit_code"]) for path, e in report["endpoints"].items()} == {
+        "/v1/responses": (verdict, code),
+        "/v1/chat/completions": ("honest", 0),
+    }
     text = report["probes"][0]["observations"][0]["fields"]
     assert text["output_tokens"] == 8 and text["status"] == ("completed" if code else "incomplete")
     tool = report["probes"][1]["observations"][0]["fields"]
     assert tool["arguments_parse"] is False
-    for probe in report["probes"]:
+    for probe in report["probes"][4:]:
+        assert probe["endpoint"] == "/v1/chat/completions"
+        assert [(aspect["name"], aspect["verdict"]) for aspect in probe["aspects"]] == [("finish_reason", "honest")]
+    for probe in report["probes"][:4]:
+        assert probe["endpoint"] == "/v1/responses"
         assert [aspect["name"] for aspect in probe["aspects"]] == [
             "status",
             "incomplete_details.reason",

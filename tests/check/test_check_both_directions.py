@@ -1,9 +1,10 @@
-"""`check` honest in both directions (issue 46): the five servers that fooled it, each a test double.
+"""`check` honest in both directions (issue 46): the five servers that fooled it, each a test double;
+and the usage fallback on the chat endpoint (issue 54): LM Studio's count one short.
 
 A status is only worth checking if it can say both things, a stream has exactly one terminal
 event, a null status is a known variant, a wrong reason is a fault found (not a doubt), and where
-usage.output_tokens stays below the limit the report says the one fallback signal is gone. Each
-double in tests/support/doubles/ names the server it stands for.
+usage.output_tokens (usage.completion_tokens) stays below the limit the report says the one
+fallback signal is gone. Each double in tests/support/doubles/ names the server it stands for.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mockllama.server.background import BackgroundServer
 from support.doubles import (
     always_incomplete,
     inspect_ai,
+    lmstudio,
     two_terminals,
     undercounted_usage,
     usage_not_an_object,
@@ -36,6 +38,7 @@ DOUBLES = {
     "wrong_reason": wrong_reason,
     "undercounted_usage": undercounted_usage,
     "usage_not_an_object": usage_not_an_object,
+    "lmstudio": lmstudio,
 }
 
 
@@ -62,7 +65,7 @@ def _report(url: str, *args: str) -> tuple[int, dict]:
 
 
 def test_a_server_that_says_incomplete_to_every_reply_is_dishonest_the_other_way(urls):
-    code, report = _report(urls["always_incomplete"], "--probe", "all")
+    code, report = _report(urls["always_incomplete"], "--probe", "responses")
     assert (code, report["verdict"]) == (1, "dishonest")
     assert {probe["verdict"] for probe in report["probes"]} == {"honest"}  # every cut reply, reported as cut
     finished = [probe["finished"] for probe in report["probes"]]
@@ -82,12 +85,15 @@ def test_the_request_with_room_to_finish_is_the_catalogue_s_and_its_lines_are_pr
     """tool-finishes, as recorded: 400 tokens of room, and its twin says tool_calls."""
     lines = _check(urls["always_incomplete"], "--probe", "tool").stdout.splitlines()
     assert lines[-7].startswith("/v1/responses max_output_tokens=400: status='incomplete'")
-    assert lines[-6] == "/v1/chat/completions max_tokens=400: finish_reason='tool_calls'"
+    assert lines[-6] == (
+        "/v1/chat/completions max_tokens=400: finish_reason='tool_calls' completion_tokens=37 tool_calls=1 "
+        "(arguments parse as JSON)"
+    )
     assert lines[-5] == "  dishonest status: 'incomplete' (says a reply that finished inside its limit was cut)"
 
 
 def test_an_honest_server_reports_the_finished_reply_completed(server):
-    code, report = _report(f"{server.url}/fixed", "--probe", "all")
+    code, report = _report(f"{server.url}/fixed", "--probe", "responses")
     assert code == 0
     assert [probe["finished"]["verdict"] for probe in report["probes"]] == ["honest"] * 4
     assert [(a["name"], a["verdict"], a["seen"]) for a in report["probes"][2]["finished"]["aspects"]] == [
@@ -146,7 +152,7 @@ def test_inspect_ai_s_stream_says_completed_around_a_reason(urls):
 
 
 def test_a_wrong_reason_under_an_honest_status_is_wrong_and_exits_1(urls):
-    code, report = _report(urls["wrong_reason"], "--probe", "all")
+    code, report = _report(urls["wrong_reason"], "--probe", "responses")
     assert (code, report["verdict"]) == (1, "wrong")
     assert report["summary"] == (
         f"{urls['wrong_reason']}: a reply cut off at max_output_tokens is reported wrongly: "
@@ -173,12 +179,12 @@ def test_usage_below_the_limit_is_reported_as_the_fallback_gone(urls):
         " usage.output_tokens of a cut reply stays below max_output_tokens (text): the one fallback signal a "
         "client has where the status lies is gone."
     )
-    code, report = _report(urls["undercounted_usage"], "--probe", "all")
+    code, report = _report(urls["undercounted_usage"], "--probe", "responses")
     assert [probe["usage_fallback"]["verdict"] for probe in report["probes"]] == ["gone"] * 4
 
 
 def test_usage_that_is_not_an_object_is_a_reply_check_cannot_judge(urls):
-    code, report = _report(urls["usage_not_an_object"], "--probe", "all")
+    code, report = _report(urls["usage_not_an_object"], "--probe", "responses")
     assert (code, report["verdict"]) == (2, "unknown")
     plain, streamed = "POST /v1/responses", "POST /v1/responses (its last event)"
     said = [f'{where} answered a "usage" that is not an object' for where in (plain, plain, streamed, streamed)]
@@ -186,8 +192,46 @@ def test_usage_that_is_not_an_object_is_a_reply_check_cannot_judge(urls):
 
 
 def test_usage_at_the_limit_keeps_the_fallback_and_prints_nothing_about_it(server):
-    result = _check(f"{server.url}/buggy", "--probe", "all", "--json")
+    result = _check(f"{server.url}/buggy", "--probe", "responses", "--json")
     report = json.loads(result.stdout)
     assert [probe["usage_fallback"]["verdict"] for probe in report["probes"]] == ["kept"] * 4
     assert report["probes"][0]["usage_fallback"]["seen"] == "output_tokens=8 reaches max_output_tokens=8"
-    assert "usage fallback" not in _check(f"{server.url}/buggy", "--probe", "all").stdout
+    assert "usage fallback" not in _check(f"{server.url}/buggy", "--probe", "responses").stdout
+
+
+# 6. On the chat endpoint, a cut reply whose usage.completion_tokens stays below max_tokens (LM
+# Studio's): the finish_reason says "length", honestly, and the fallback is gone.
+
+LM_STUDIO = (
+    "LM Studio: usage.completion_tokens max_tokens - 1 on a cut reply (lmstudio-ai/lmstudio-bug-tracker issue 2335, "
+    "open)"
+)
+
+
+def test_a_chat_usage_one_short_is_the_fallback_gone_beside_an_honest_finish_reason(urls):
+    result = _check(urls["lmstudio"], "--probe", "chat-text")
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[:4] == [
+        "/v1/chat/completions max_tokens=8: finish_reason='length' completion_tokens=7",
+        "  honest    finish_reason: 'length' (the reply was cut at max_tokens)",
+        "  gone      usage fallback: completion_tokens=7 is below max_tokens=8 (the one fallback signal where the "
+        "finish_reason lies: the usage does not show the cut either)",
+        f"  known variant: {LM_STUDIO}",
+    ]
+    assert lines[-1] == (
+        f"{urls['lmstudio']}: a reply cut off at max_tokens is reported as finish_reason 'length'. "
+        "usage.completion_tokens of a cut reply stays below max_tokens (chat-text): the one fallback signal a "
+        f"client has where the finish_reason lies is gone. Known variant: {LM_STUDIO}."
+    )
+
+
+def test_on_both_endpoints_a_usage_one_short_alone_exits_0(urls):
+    """No verdict rests on the usage: both endpoints honest, exit 0, and the chat side still named."""
+    code, report = _report(urls["lmstudio"])
+    assert (code, report["verdict"]) == (0, "honest")
+    chat = report["endpoints"]["/v1/chat/completions"]
+    assert (chat["verdict"], chat["variants"]) == ("honest", [LM_STUDIO])
+    fallback = [p["usage_fallback"] for p in report["probes"] if p["endpoint"] == "/v1/chat/completions"]
+    # a chat stream carries no usage unless asked (stream_options): nothing to judge there
+    assert [f and f["verdict"] for f in fallback] == ["gone", "gone", None, None]

@@ -19,6 +19,7 @@ from mockllama.check.verdicts import _judge_finished
 from mockllama.server.background import BackgroundServer
 from support import yamlkit
 from support.doubles import finished_says_cut
+from support.twins import said
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 
@@ -32,7 +33,7 @@ def double_url(server):
 
 def test_finished_replies_that_say_cut_beside_a_completed_status_are_dishonest(double_url):
     result = subprocess.run(
-        [*MOCKLLAMA, "check", double_url, "--probe", "all", "--json"], capture_output=True, text=True, timeout=120
+        [*MOCKLLAMA, "check", double_url, "--probe", "responses", "--json"], capture_output=True, text=True, timeout=120
     )
     report = json.loads(result.stdout)
     assert (result.returncode, report["verdict"]) == (1, "dishonest"), report["summary"]
@@ -58,7 +59,7 @@ def _finished(name: str, stream: bool = False) -> Seen:
 
 
 def _verdicts(seen: Seen, reason: str = "tool_calls") -> dict[str, str]:
-    return {aspect.name: aspect.verdict for aspect in _judge_finished(seen, reason)[2]}
+    return {aspect.name: aspect.verdict for aspect in _judge_finished(seen, said(reason))[2]}
 
 
 def _changed(seen: Seen) -> dict[str, str]:

@@ -89,5 +89,9 @@ def test_check_with_no_probe_named_looks_at_streams_too(server):
         ("tool", "tool-cut-20"),
         ("stream", "text-cut-8"),
         ("stream", "tool-cut-20"),
+        ("chat-text", "text-cut-8"),
+        ("chat-tool", "tool-cut-20"),
+        ("chat-stream", "text-cut-8"),
+        ("chat-stream", "tool-cut-20"),
     ]
     assert (result.returncode, report["verdict"]) == (1, "dishonest"), report["summary"]

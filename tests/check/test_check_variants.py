@@ -1,14 +1,17 @@
-"""`check` names what is wrong, aspect by aspect, and the server whose variant it is (issues 26 and 46).
+"""`check` names what is wrong, aspect by aspect, and the server whose variant it is (issues 26, 46
+and 54), on /v1/responses and on /v1/chat/completions.
 
 Each test double in tests/support/doubles/ answers the probes as another real server reports a cut (its
-docstring names the server and the issue). `check --probe all --json` must judge every aspect on
-its own, exit 1 whenever any aspect says the cut reply finished, and name the failing aspects
-and the variant in its verdict. The stock llama-server shape is mockllama's own `buggy` (the real
-recordings); the honest one is `fixed`.
+docstring names the server and the issue). `check --probe responses --json` must judge every aspect
+on its own, exit 1 whenever any aspect says the cut reply finished, and name the failing aspects
+and the variant in its verdict; `check` on both endpoints must name each server's chat side too,
+and exit with the worse endpoint's code. The stock llama-server shape is mockllama's own `buggy`
+(the real recordings); the honest one is `fixed`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,16 +19,18 @@ import sys
 import pytest
 
 from mockllama.behaviours.fixed import fixed
+from mockllama.behaviours.variants import REPLIES, SERVERS
 from mockllama.behaviours.variants import VARIANTS as DECLARED
-from mockllama.check.reading import Seen, StreamEvent, _stream_events, seen_in_stream
+from mockllama.check.reading import Seen, StreamEvent, _stream_events, seen_in_chat, seen_in_stream
 from mockllama.check.report import ProbeResult, Report
-from mockllama.check.variants import VARIANTS, fits
-from mockllama.check.verdicts import _judge
+from mockllama.check.variants import CHAT_VARIANTS, VARIANTS, chat_named, chat_signal, fits
+from mockllama.check.verdicts import _judge, _judge_chat
 from mockllama.server.background import BackgroundServer
-from mockllama.wire.routes import RESPONSES_PATH
+from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from support import ROOT
-from support.doubles import aimock, hybrid_terminal, item_status, ollama
+from support.doubles import aimock, hybrid_terminal, inspect_ai_chat, item_status, localai_chat, ollama
 from support.recordings import SCENARIOS
+from support.twins import said
 
 MOCKLLAMA = [sys.executable, "-m", "mockllama"]
 ASPECTS = [
@@ -101,7 +106,7 @@ def urls(server):
         double.stop()
 
 
-def _check(url: str, *args: str, probe: str = "all") -> subprocess.CompletedProcess:
+def _check(url: str, *args: str, probe: str = "responses") -> subprocess.CompletedProcess:
     return subprocess.run(
         [*MOCKLLAMA, "check", url, "--probe", probe, *args], capture_output=True, text=True, timeout=120
     )
@@ -172,7 +177,7 @@ def _probe_result(variant, probe: str, name: str, stream: bool) -> ProbeResult:
     interaction = SCENARIOS[name].find("POST", RESPONSES_PATH, stream)
     reply = variant.reply(interaction, SCENARIOS[name])
     seen = seen_in_stream(_stream_events(reply.body, RESPONSES_PATH)) if stream else Seen(json.loads(reply.body))
-    verdict, reason, aspects, variants = _judge(seen, "length", probe)
+    verdict, reason, aspects, variants = _judge(seen, said("length"), probe)
     return ProbeResult(probe, name, verdict, reason, aspects=aspects, variants=variants)
 
 
@@ -229,24 +234,24 @@ def test_a_stream_that_ends_otherwise_than_the_server_s_is_not_named_after_it(en
 
 @pytest.mark.parametrize("variant", DECLARED, ids=lambda variant: variant.name)
 def test_check_against_each_variant_behaviour_names_that_server_and_exits_1(server, variant):
-    """mockllama serves each variant under its own prefix (/ollama/v1/...): `check --probe all` there
-    finds a cut reported as finished (every variant says so somewhere) and names that server alone."""
-    result = _check(f"{server.url}/{variant.name}", "--json")
+    """mockllama serves each variant under its own prefix (/ollama/v1/...): `check` there finds a
+    cut reported as finished on /v1/responses (every variant says so somewhere) and names that
+    server alone, whatever its chat side says."""
+    result = _check(f"{server.url}/{variant.name}", "--json", probe="all")
     report = json.loads(result.stdout)
     assert result.returncode == report["exit_code"] == 1, report["summary"]
-    unknown = [probe for probe in report["probes"] if probe["verdict"] == "unknown"]
-    if unknown:
-        # check learns of the cut from the server's own chat twin: where that lies (LocalAI says
-        # "tool_calls" for a cut call, inspect_ai "stop" for every cut) the probe cannot tell, and
-        # says why; judging the chat side itself is issue 54's second item
-        assert not variant.chat.honest
-        assert all("the chat twin says finish_reason=" in probe["reason"] for probe in unknown)
-        return
-    assert report["verdict"] == "dishonest"
-    assert report["summary"].endswith(f"Known variant: {variant}.")
+    responses = report["endpoints"][RESPONSES_PATH]
+    assert responses["verdict"] == "dishonest"
+    assert responses["summary"].endswith(f"Known variant: {variant}.")
+    # The twin shows the cut by its finish_reason, its usage at the limit (LocalAI's "tool_calls",
+    # inspect_ai's "stop") or a call that does not parse; inspect_ai's streamed text twin shows
+    # nothing: "stop", and a stream sends no usage unless asked.
+    probes = [probe for probe in report["probes"] if probe["endpoint"] == RESPONSES_PATH]
+    unknown = [(probe["probe"], probe["scenario"]) for probe in probes if probe["verdict"] == "unknown"]
+    assert unknown == ([("stream", "text-cut-8")] if variant.name == "inspect-ai" else [])
     # a finished reply is never said to be cut; inspect_ai's non-streamed one says null, not "completed",
     # and its function_call item null; stock llama-server and LocalAI send no arguments.done for a finished call
-    finished = [probe["finished"]["verdict"] for probe in report["probes"]]
+    finished = [probe["finished"]["verdict"] for probe in probes]
     expected = {"inspect-ai": [W, W, H, W], "buggy": [H, H, H, W], "localai": [H, H, H, W]}
     assert finished == expected.get(variant.name, [H] * 4)
 
@@ -257,3 +262,153 @@ def test_the_docs_list_every_known_variant_as_check_names_it():
     head = "| server | a reply cut at `max_output_tokens` | source |\n| --- | --- | --- |\n"
     rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()
     assert rows == [f"| {variant.server} | {variant.signal} | {variant.citation} |" for variant in VARIANTS]
+
+
+# The chat side: each server's /v1/chat/completions, as its source says it reports a cut reply
+# (written here by hand; check makes its names from the declarations in behaviours/variants/).
+
+CHAT_NAMES = {
+    "localai": (
+        "LocalAI: finish_reason 'tool_calls' for a cut reply with any tool call "
+        "(mudler/LocalAI core/http/endpoints/openai/chat.go @82c191af)"
+    ),
+    "inspect-ai": (
+        "inspect_ai: finish_reason 'stop' for every cut reply "
+        "(UKGovernmentBEIS/inspect_ai issue 5143 (fixed later); _openai.py @499e6152)"
+    ),
+    "lmstudio": (
+        "LM Studio: usage.completion_tokens max_tokens - 1 on a cut reply "
+        "(lmstudio-ai/lmstudio-bug-tracker issue 2335, open)"
+    ),
+    "vllm": (
+        "vLLM: finish_reason 'tool_calls' for a cut reply with a tool call whose arguments parse, under "
+        "tool_choice 'auto' or none sent; streamed, finish_reason 'length' as llama-server's "
+        "(vllm-project/vllm issue 58228, open; serving.py @006c49d4)"
+    ),
+}
+# Per server, each chat probe's verdict on its cut reply (chat-text, chat-tool, chat-stream text-cut-8,
+# chat-stream tool-cut-20), the exit code of `--probe chat` and the chat side it is named by. vLLM's
+# relabel needs a cut call that parses under tool_choice "auto": every recorded tool request forces
+# "required", so on check's probes its chat side says "length", as llama-server's does.
+CHAT_EXPECTED = {
+    "buggy": ([H, H, H, H], 0, []),
+    "ollama": ([H, H, H, H], 0, []),
+    "sglang": ([H, H, H, H], 0, []),
+    "aimock": ([H, H, H, H], 0, []),  # its chat side is not read: kept as llama-server's
+    "vllm": ([H, H, H, H], 0, []),
+    "localai": ([H, D, H, D], 1, ["localai"]),
+    # a streamed "stop" with no usage and no call shows no cut: that probe can't tell
+    "inspect-ai": ([D, D, "unknown", D], 1, ["inspect-ai"]),
+    "lmstudio": ([H, H, H, H], 0, ["lmstudio"]),  # its finish_reason is honest; the usage is one short
+}
+
+
+def test_the_chat_names_are_made_from_the_declarations():
+    assert {variant.name: chat_named(variant) for variant in CHAT_VARIANTS} == CHAT_NAMES
+
+
+@pytest.mark.parametrize("variant", SERVERS, ids=lambda variant: variant.name)
+def test_check_on_the_chat_endpoint_names_each_server_s_chat_side(server, variant):
+    verdicts, code, named = CHAT_EXPECTED[variant.name]
+    result = _check(f"{server.url}/{variant.name}", "--json", probe="chat")
+    report = json.loads(result.stdout)
+    assert result.returncode == report["exit_code"] == code, report["summary"]
+    assert [probe["verdict"] for probe in report["probes"]] == verdicts
+    assert {probe["finished"]["verdict"] for probe in report["probes"]} == {H}
+    assert report["endpoints"][CHAT_PATH]["variants"] == [CHAT_NAMES[name] for name in named]
+    if named:
+        assert report["summary"].endswith(f"Known variant: {CHAT_NAMES[named[0]]}.")
+
+
+def _chat_result(variant_name: str, probe: str, name: str, stream: bool, **request) -> ProbeResult:
+    """A chat probe's result on the reply a variant behaviour makes of a recording, judged as check judges it."""
+    interaction = SCENARIOS[name].find("POST", CHAT_PATH, stream)
+    interaction = dataclasses.replace(interaction, request_json={**interaction.request_json, **request})
+    reply = REPLIES[variant_name](interaction, SCENARIOS[name])
+    seen = seen_in_chat(reply.body, interaction.request_json["max_tokens"], stream)
+    verdict, reason, aspects, variants = _judge_chat(seen, interaction.request_json)
+    return ProbeResult(probe, name, verdict, reason, aspects=aspects, variants=variants, endpoint=CHAT_PATH)
+
+
+def test_check_names_vllm_s_chat_side_for_a_cut_call_chosen_by_auto():
+    """vLLM's relabel, on a reply no bundled request asks for: tool-cut-30's cut call parses, and
+    tool_choice "auto" lets vLLM's parser take it. On that one reply LocalAI's chat side looks the
+    same (it says "tool_calls" for any cut call): both are named, as on one Responses probe Ollama
+    and LocalAI are. tool-cut-20, whose call does not parse, is where LocalAI says "tool_calls" and
+    vLLM "length": a LocalAI server is then named alone; vLLM's "length" there names no one."""
+    parsed = _chat_result("vllm", "chat-tool", "tool-cut-30", False, tool_choice="auto")
+    assert parsed.verdict == "dishonest" and parsed.variants == [CHAT_NAMES["vllm"], CHAT_NAMES["localai"]]
+    cut_mid_string = _chat_result("vllm", "chat-tool", "tool-cut-20", False, tool_choice="auto")
+    assert cut_mid_string.verdict == "honest" and cut_mid_string.variants == []
+    localai = [
+        _chat_result("localai", "chat-tool", name, False, tool_choice="auto") for name in ("tool-cut-30", "tool-cut-20")
+    ]
+    assert Report("http://x", localai).variants == [CHAT_NAMES["localai"]]
+
+
+def test_an_honest_chat_reply_names_no_server_though_many_chat_sides_would_send_it():
+    """llama-server, Ollama, SGLang and vLLM (but for its auto calls) all say "length": a chat side is
+    named only where it differs from llama-server's."""
+    for name in ("text-cut-8", "tool-cut-20"):
+        for stream in (False, True):
+            assert _chat_result("ollama", "chat-tool", name, stream).variants == []
+
+
+# Test doubles of servers whose chat side lies while their /v1/responses is honest (fixed's): the
+# exit code is the worse endpoint's.
+
+# The Responses side of each is fixed's; inspect_ai's streamed twin says "stop" with no usage, so one
+# Responses probe can't tell: dishonest on one endpoint beats "can't tell" on the other.
+CHAT_DOUBLES = {
+    "localai_chat": (localai_chat, "localai", "honest"),
+    "inspect_ai_chat": (inspect_ai_chat, "inspect-ai", "unknown"),
+}
+RESPONSES_SAID = {
+    "honest": "a reply cut off at max_output_tokens is reported as 'incomplete' (reason 'max_output_tokens').",
+    "unknown": (
+        "can't tell whether a cut-off reply is reported honestly: stream: the chat twin says "
+        "finish_reason='stop', and nothing in it shows a cut: the reply finished inside the limit, so this "
+        "probe proves nothing."
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def chat_urls(server):
+    running = {
+        name: BackgroundServer(double[0].create_app(server.url)).start() for name, double in CHAT_DOUBLES.items()
+    }
+    yield {name: double.url for name, double in running.items()}
+    for double in running.values():
+        double.stop()
+
+
+@pytest.mark.parametrize("name", sorted(CHAT_DOUBLES))
+def test_a_lying_chat_side_beside_a_responses_side_that_does_not_lie_exits_1_and_names_it(chat_urls, name):
+    url, (_, server_name, said) = chat_urls[name], CHAT_DOUBLES[name]
+    result = _check(url, probe="all")
+    assert result.returncode == 1, result.stdout
+    responses, chat, overall = result.stdout.splitlines()[-3:]
+    assert responses == f"/v1/responses {said}: {RESPONSES_SAID[said]}"
+    assert chat == (
+        "/v1/chat/completions dishonest: a reply cut off at max_tokens is reported as finished by: finish_reason. "
+        f"Known variant: {CHAT_NAMES[server_name]}."
+    )
+    assert (
+        overall == f"{url}: dishonest (exit 1), the worse of /v1/responses {said} and /v1/chat/completions dishonest."
+    )
+    report = json.loads(_check(url, "--json", probe="all").stdout)
+    codes = {path: endpoint["exit_code"] for path, endpoint in report["endpoints"].items()}
+    assert codes == {RESPONSES_PATH: 0 if said == "honest" else 2, CHAT_PATH: 1}
+    chat_probes = [probe for probe in report["probes"] if probe["endpoint"] == CHAT_PATH]
+    assert [probe["verdict"] for probe in chat_probes] == CHAT_EXPECTED[server_name][0]
+
+
+def test_the_docs_list_every_known_chat_side_as_check_names_it():
+    """docs/check.md's table of known chat sides is made from check.variants.CHAT_VARIANTS, row for row."""
+    text = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    head = "| server | a reply cut at `max_tokens` on `/v1/chat/completions` | source |\n| --- | --- | --- |\n"
+    rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()
+    assert rows == [
+        f"| {variant.server} | {chat_signal(variant.chat)} | {variant.chat.source} |" for variant in CHAT_VARIANTS
+    ]

@@ -23,18 +23,19 @@ from mockllama.check.reading import Seen, StreamEvent
 from mockllama.check.verdicts import _judge as _judge_probe
 from mockllama.check.verdicts import _judge_finished, _judge_usage
 from support import ROOT, yamlkit
+from support.twins import said
 
 INCOMPLETE = {"reason": "max_output_tokens"}
 NOT_A_STREAM = Aspect("terminal_event", "not applicable", "not a stream", "only a stream has one")
 
 
 def _judge(reply: dict, twin_reason, probe: str = "tool"):
-    return _judge_probe(Seen(reply), twin_reason, probe)[:2]
+    return _judge_probe(Seen(reply), said(twin_reason), probe)[:2]
 
 
 def _aspects(seen: Seen) -> dict[str, str]:
     """Each aspect's verdict, by name."""
-    return {aspect.name: aspect.verdict for aspect in _judge_probe(seen, "length", "stream")[2]}
+    return {aspect.name: aspect.verdict for aspect in _judge_probe(seen, said("length"), "stream")[2]}
 
 
 def _recorded(name: str) -> dict:
@@ -56,8 +57,8 @@ def test_a_recorded_cut_reply_is_dishonest_when_the_twin_says_length(name):
     assert verdict == "dishonest"
     kind = _recorded(name)["output"][-1]["type"]
     assert reason == (
-        f"the chat twin says 'length' but the reply is reported as finished by: status ('completed'), "
-        f"cut item status (the last item ({kind!r}) says 'completed'), completed_at "
+        "the chat twin shows a cut (finish_reason 'length') but the reply is reported as finished by: "
+        f"status ('completed'), cut item status (the last item ({kind!r}) says 'completed'), completed_at "
         f"({_recorded(name)['completed_at']}); also wrong: incomplete_details.reason (absent)"
     )
 
@@ -96,7 +97,7 @@ def test_without_a_length_twin_the_probe_proves_nothing(name, reason):
     verdict, why = _judge(_recorded(name), reason)
     assert verdict == "unknown"
     assert why == (
-        f"the chat twin says finish_reason={reason!r}, not 'length': the reply finished "
+        f"the chat twin says finish_reason={reason!r}, and nothing in it shows a cut: the reply finished "
         "inside the limit, so this probe proves nothing"
     )
 
@@ -141,7 +142,9 @@ def test_a_null_status_is_dishonest_whatever_incomplete_details_says(details):
     reply["status"], reply["incomplete_details"] = None, details
     verdict, reason = _judge(reply, "length")
     assert verdict == "dishonest"
-    assert reason.startswith("the chat twin says 'length' but the reply is reported as finished by: status (null)")
+    assert reason.startswith(
+        "the chat twin shows a cut (finish_reason 'length') but the reply is reported as finished by: status (null)"
+    )
 
 
 def test_a_reply_without_output_is_judged_by_its_status():
@@ -374,7 +377,7 @@ def test_the_terminal_event_is_judged_by_its_event_line_and_its_type(name, kind,
 
 def test_the_hybrid_terminal_event_is_named_so():
     seen = _honest_stream(terminal=StreamEvent("response.completed", {"type": "response.completed"}))
-    aspect = {aspect.name: aspect for aspect in _judge_probe(seen, "length", "stream")[2]}["terminal_event"]
+    aspect = {aspect.name: aspect for aspect in _judge_probe(seen, said("length"), "stream")[2]}["terminal_event"]
     assert aspect.seen == "'response.completed' carrying a response whose status is 'incomplete'"
     assert aspect.why.endswith("(the hybrid terminal event)")
 
@@ -435,7 +438,7 @@ def test_more_than_one_terminal_event_is_never_honest(kinds, expected, why):
     seen = _honest_stream()
     seen.terminals = tuple(_terminal(kind) for kind in kinds)
     seen.terminal = seen.terminals[-1]
-    aspect = {aspect.name: aspect for aspect in _judge_probe(seen, "length", "stream")[2]}["terminal_event"]
+    aspect = {aspect.name: aspect for aspect in _judge_probe(seen, said("length"), "stream")[2]}["terminal_event"]
     assert (aspect.verdict, aspect.why) == (expected, why)
     assert aspect.seen == f"{len(kinds)} terminal events: " + ", then ".join(repr(kind) for kind in kinds)
     assert _changed_aspects(seen) == {"terminal_event": expected}
@@ -463,7 +466,7 @@ def _finished(name: str, stream_end: str | None = None, **changes) -> Seen:
 def test_a_finished_reply_reported_completed_is_honest(name):
     reason = "stop" if name == "text-finishes" else "tool_calls"
     assert yamlkit.chat_finish_reason(name, False) == reason
-    verdict, why, aspects = _judge_finished(_finished(name), reason)
+    verdict, why, aspects = _judge_finished(_finished(name), said(reason))
     assert (verdict, why) == ("honest", "reported as 'completed'")
     assert aspects[0] == Aspect("status", "honest", "'completed'", "the reply finished, and says so")
     assert NOT_A_STREAM in aspects
@@ -471,9 +474,11 @@ def test_a_finished_reply_reported_completed_is_honest(name):
 
 
 def test_a_finished_reply_reported_incomplete_is_dishonest_the_other_way():
-    verdict, reason, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), "stop")
+    verdict, reason, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), said("stop"))
     assert verdict == "dishonest"
-    assert reason == "the chat twin says 'stop' but the reply is reported as cut by: status ('incomplete')"
+    assert reason == (
+        "the chat twin shows a finish (finish_reason 'stop') but the reply is reported as cut by: status ('incomplete')"
+    )
     assert aspects[0].why == "says a reply that finished inside its limit was cut"
 
 
@@ -489,7 +494,7 @@ def test_a_finished_reply_reported_incomplete_is_dishonest_the_other_way():
     ],
 )
 def test_a_finished_stream_is_judged_by_its_status_and_its_terminal_event(end, status, expected):
-    aspects = _judge_finished(_finished("tool-finishes", end, status=status), "tool_calls")[2]
+    aspects = _judge_finished(_finished("tool-finishes", end, status=status), said("tool_calls"))[2]
     assert {aspect.name: aspect.verdict for aspect in aspects if aspect.name in expected} == expected
     assert {aspect.verdict for aspect in aspects if aspect.name not in expected} == {"honest"}
 
@@ -503,15 +508,15 @@ def test_two_terminal_events_in_a_finished_stream_are_never_honest():
 
 
 def _finished_verdicts(seen: Seen) -> dict[str, str]:
-    return {aspect.name: aspect.verdict for aspect in _judge_finished(seen, "stop")[2]}
+    return {aspect.name: aspect.verdict for aspect in _judge_finished(seen, said("stop"))[2]}
 
 
 @pytest.mark.parametrize("reason", ["length", None, "content_filter"])
 def test_a_request_with_room_to_finish_that_did_not_finish_proves_nothing(reason):
-    verdict, why, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), reason)
+    verdict, why, aspects = _judge_finished(_finished("text-finishes", status="incomplete"), said(reason))
     assert (verdict, aspects) == ("unknown", [])
     assert why == (
-        f"the chat twin says finish_reason={reason!r}, not 'stop' or 'tool_calls': the request with room to "
+        f"the chat twin says finish_reason={reason!r}, and nothing in it shows a finish: the request with room to "
         "finish did not finish, so it proves nothing"
     )
 

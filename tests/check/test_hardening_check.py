@@ -194,6 +194,10 @@ KEYS = st.sampled_from(
         "item_id",
         "arguments",
         "message",
+        "completion_tokens",
+        "tool_calls",
+        "function",
+        "delta",
     ]
 )
 WORDS = st.sampled_from(
@@ -236,13 +240,22 @@ ANSWER = (
 )
 
 
-def _earned(answers: dict) -> bool:
-    """Could this pair of answers be a fault found against its twin? (A necessary condition.) A cut
-    reported as finished or wrongly ('length', and a status: 'completed', 'incomplete', null or any
-    other), or a finished reply reported as cut ('stop' against 'incomplete')."""
+def _earned(answers: dict, probe: str) -> bool:
+    """Could these answers be a fault found? (A necessary condition.) On /v1/responses, against its
+    twin: a cut ('length', a usage, or arguments that may not parse) reported as finished or
+    wrongly (a status: 'completed', 'incomplete', null or any other), or a finished reply reported
+    as cut ('stop' against 'incomplete'). On /v1/chat/completions: a cut shown by a usage or by
+    arguments, and a finish_reason other than 'length'."""
     responses, chat = answers["responses"], answers["chat"]
+    shows_cut = any(word in repr(chat) for word in ("length", "completion_tokens", "arguments"))
+    if probe.startswith("chat-"):
+        return (
+            chat[0] in ("json", "sse")
+            and chat[1] == 200
+            and any(word in repr(chat) for word in ("completion_tokens", "arguments"))
+        )
     well_formed = all(a[0] in ("json", "sse") and a[1] == 200 for a in (responses, chat))
-    cut = "length" in repr(chat) and "'status'" in repr(responses)
+    cut = shows_cut and "'status'" in repr(responses)
     finished = "stop" in repr(chat) and "incomplete" in repr(responses)
     return well_formed and (cut or finished)
 
@@ -254,13 +267,13 @@ def _earned(answers: dict) -> bool:
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(responses=ANSWER, chat=ANSWER, probe=st.sampled_from(["text", "tool", "stream"]))
+@given(responses=ANSWER, chat=ANSWER, probe=st.sampled_from(["text", "tool", "stream", "chat-text", "chat-stream"]))
 def test_any_answer_gives_exit_0_1_or_2_and_1_only_when_earned(hostile, responses, chat, probe):
     hostile.answers = {"responses": responses, "chat": chat}
     report = check.run(hostile.server.url, probes=[probe], timeout=10)
     assert report.exit_code in (0, 1, 2)
     if report.exit_code == 1:
-        assert _earned(hostile.answers), report.summary
+        assert _earned(hostile.answers, probe), report.summary
     line = report.summary
     assert "\n" not in line
     json.dumps(report.to_dict())  # --json can always print it
@@ -300,16 +313,17 @@ def test_credentials_and_query_in_the_url_are_sent_and_never_printed(server):
         as_json.exit_code == 1
         and json.loads(as_json.output)["url"] == f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED"
     )
-    assert text.output.splitlines()[-1].startswith(
-        f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED: "
-        "a reply cut off at max_output_tokens is reported as finished"
+    assert text.output.splitlines()[-1].startswith(f"http://REDACTED@127.0.0.1:{proxy.port}/?key=REDACTED: dishonest")
+    assert text.output.splitlines()[-3].startswith(
+        "/v1/responses dishonest: a reply cut off at max_output_tokens is reported as finished"
     )
     for output in (text.output, as_json.output):
         for secret in ("s3cr", quote(basic_auth.PASSWORD, safe=""), basic_auth.KEY):
             assert secret not in output
     authorization = "Basic " + base64.b64encode(f"{basic_auth.USER}:{basic_auth.PASSWORD}".encode()).decode()
-    # 4 probes, then 1; each a cut request and one with room to finish, each with its chat twin
-    assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * 20
+    # all: 4 Responses probes, each a cut request and one with room to finish, each with its chat twin,
+    # and 4 chat probes, each a cut request and one with room to finish; then text's 4
+    assert app[basic_auth.SEEN] == [(authorization, f"key={basic_auth.KEY}")] * (16 + 8 + 4)
 
 
 @pytest.mark.parametrize(

@@ -184,4 +184,8 @@ def test_check_passes_against_the_patched_recordings_in_both_directions():
         ("tool-finishes", "honest"),
         ("text-finishes", "honest"),
         ("tool-finishes", "honest"),
-    ]
+    ] * 2  # /v1/responses, then /v1/chat/completions
+    assert {path: endpoint.verdict for path, endpoint in report.endpoints.items()} == {
+        "/v1/responses": "honest",
+        "/v1/chat/completions": "honest",
+    }

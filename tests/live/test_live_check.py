@@ -1,10 +1,10 @@
-"""mockllama check against real llama-servers (issue 26 item 3, issue 27 item 2).
+"""mockllama check against real llama-servers (issue 26 item 3, issue 27 item 2, issue 54 item 2).
 
 Stock llama-server b11434 has the bug in every aspect somewhere: exit 1, and `--probe all` names
-all six. The patched build (patches/llama-server-responses-incomplete.patch) reports every
-aspect of every probe honestly, and every reply with room to finish as finished: exit 0. And
-check reads a reply longer than 8 KiB from llama-server, which sends `Connection: close` on every
-reply.
+all six; its chat endpoint is honest, and the exit code is the worse endpoint's. The patched
+build (patches/llama-server-responses-incomplete.patch) reports every aspect of every probe
+honestly, and every reply with room to finish as finished: exit 0. And check reads a reply
+longer than 8 KiB from llama-server, which sends `Connection: close` on every reply.
 """
 
 from __future__ import annotations
@@ -39,9 +39,21 @@ def _check(url: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*MOCKLLAMA, "check", url, *args], capture_output=True, text=True, timeout=600)
 
 
+def _responses(report: dict) -> list[dict]:
+    return [probe for probe in report["probes"] if probe["endpoint"] == "/v1/responses"]
+
+
 def _verdicts(report: dict) -> list[list[str]]:
-    assert [[aspect["name"] for aspect in probe["aspects"]] for probe in report["probes"]] == [ASPECTS] * 4
-    return [[aspect["verdict"] for aspect in probe["aspects"]] for probe in report["probes"]]
+    probes = _responses(report)
+    assert [[aspect["name"] for aspect in probe["aspects"]] for probe in probes] == [ASPECTS] * 4
+    return [[aspect["verdict"] for aspect in probe["aspects"]] for probe in probes]
+
+
+def _chat_is_honest(report: dict) -> None:
+    """llama-server's chat endpoint, stock or patched: every cut reply says "length", every finished one not."""
+    chat = [probe for probe in report["probes"] if probe["endpoint"] == "/v1/chat/completions"]
+    assert [(probe["verdict"], probe["finished"]["verdict"]) for probe in chat] == [(H, H)] * 4
+    assert report["endpoints"]["/v1/chat/completions"]["verdict"] == H
 
 
 def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server):
@@ -55,7 +67,7 @@ def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server)
     assert text.returncode == 1, text.stdout + text.stderr
     lines = text.stdout.splitlines()
     assert lines[0].startswith("/v1/responses max_output_tokens=8: status='completed' incomplete_details=None")
-    assert lines[1] == "/v1/chat/completions max_tokens=8: finish_reason='length'"
+    assert lines[1] == "/v1/chat/completions max_tokens=8: finish_reason='length' completion_tokens=8"
     assert lines[2:5] == [
         "  dishonest status: 'completed' (says the reply finished)",
         "  wrong     incomplete_details.reason: absent (nothing says the reply was cut at max_output_tokens)",
@@ -73,13 +85,16 @@ def test_check_finds_the_bug_in_llama_server_in_every_aspect(start_llama_server)
     assert _verdicts(report) == [[D, W, D, D, NA, NA], [D, W, D, D, NA, NA], [D, W, D, H, D, NA], [D, W, D, H, D, W]]
     # its replies that finished inside their limit say so, but for the finished call streamed with no
     # function_call_arguments.done, which the streaming protocol sends for every call
-    assert [probe["finished"]["verdict"] for probe in report["probes"]] == [H, H, H, W]
-    assert report["summary"].startswith(
+    assert [probe["finished"]["verdict"] for probe in _responses(report)] == [H, H, H, W]
+    responses = report["endpoints"]["/v1/responses"]["summary"]
+    assert responses.startswith(
         f"{server.url}: a reply cut off at max_output_tokens is reported as finished by: status, cut item status, "
         f"completed_at, terminal event; also wrong: incomplete_details.reason, function_call_arguments.done. "
         "A reply that finished inside its limit is reported wrongly: function_call_arguments.done"
     )
-    assert report["summary"].endswith(STOCK)
+    assert responses.endswith(STOCK)
+    # its chat endpoint is honest: the exit code is the worse endpoint's
+    _chat_is_honest(report)
 
 
 def test_check_passes_against_the_patched_server(start_patched_llama_server):
@@ -94,14 +109,18 @@ def test_check_passes_against_the_patched_server(start_patched_llama_server):
     assert "status='incomplete' incomplete_details={'reason': 'max_output_tokens'}" in every.stdout
     assert "last event='response.incomplete' status='incomplete'" in every.stdout
     assert "function_call_arguments.done for 1 of 1 calls" in every.stdout
-    assert every.stdout.splitlines()[-1] == (
-        f"{server.url}: a reply cut off at max_output_tokens is reported as 'incomplete' (reason 'max_output_tokens')."
-    )
+    assert every.stdout.splitlines()[-3:] == [
+        "/v1/responses honest: a reply cut off at max_output_tokens is reported as 'incomplete' "
+        "(reason 'max_output_tokens').",
+        "/v1/chat/completions honest: a reply cut off at max_tokens is reported as finish_reason 'length'.",
+        f"{server.url}: honest (exit 0), the worse of /v1/responses honest and /v1/chat/completions honest.",
+    ]
     report = json.loads(as_json.stdout)
     assert as_json.returncode == report["exit_code"] == 0
     assert _verdicts(report) == [[H, H, H, H, NA, NA], [H, H, H, H, NA, NA], [H, H, H, H, H, NA], [H, H, H, H, H, H]]
     # and a reply with room to finish is reported "completed": the fix does not say "incomplete" to everything
-    assert [(probe["finished"]["scenario"], probe["finished"]["verdict"]) for probe in report["probes"]] == [
+    _chat_is_honest(report)
+    assert [(probe["finished"]["scenario"], probe["finished"]["verdict"]) for probe in _responses(report)] == [
         ("text-finishes", H),
         ("tool-finishes", H),
         ("text-finishes", H),

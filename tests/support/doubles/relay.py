@@ -1,4 +1,5 @@
-"""The doubles' common part: ask a mockllama behaviour, rewrite its /v1/responses reply."""
+"""The doubles' common part: ask a mockllama behaviour, rewrite its /v1/responses reply, or its
+/v1/chat/completions one."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def decode_events(body: bytes) -> Events:
         lines = block.split("\n")
         names = [line.removeprefix("event:").strip() for line in lines if line.startswith("event:")]
         data = [line.removeprefix("data:").strip() for line in lines if line.startswith("data:")]
-        if data:
+        if data and data[0] != "[DONE]":  # a chat stream's end, written back by the relay
             events.append((names[0] if names else None, json.loads(data[0])))
     return events
 
@@ -34,10 +35,12 @@ def relay_app(
     rewrite_events: Callable[[Events], Events] = lambda events: events,
     behaviour: str = "fixed",
     encode: Callable[[Events], bytes] = encode_events,
+    rewrite_chat_body: Callable[[dict, dict], dict] = lambda body, request: body,
+    rewrite_chat_events: Callable[[Events, dict], Events] = lambda events, request: events,
 ) -> web.Application:
     """An app that answers each POST by asking ``upstream``'s ``behaviour`` and rewriting the
-    Responses reply (a JSON body or an event stream, written back by ``encode``); chat
-    completions pass through."""
+    Responses reply (a JSON body or an event stream, written back by ``encode``), and the chat
+    completion (given the request too); by default the chat completion passes through."""
 
     async def answer(request: web.Request) -> web.Response:
         body = await request.read()
@@ -53,6 +56,12 @@ def relay_app(
                 payload = encode(rewrite_events(decode_events(payload)))
             else:
                 payload = json.dumps(rewrite_body(json.loads(payload))).encode()
+        elif request.path.endswith("/chat/completions") and status == 200:
+            sent = json.loads(body)
+            if content_type == "text/event-stream":
+                payload = encode_events(rewrite_chat_events(decode_events(payload), sent)) + b"data: [DONE]\n\n"
+            else:
+                payload = json.dumps(rewrite_chat_body(json.loads(payload), sent)).encode()
         return web.Response(status=status, body=payload, content_type=content_type)
 
     app = web.Application()
