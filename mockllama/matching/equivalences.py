@@ -76,6 +76,34 @@ def _tool_keys(tool):
     return tool
 
 
+# llama-server's Anthropic conversion rewrites a `system` text that starts with this (Claude Code's
+# billing header) block by block, so blocks joined are the string only when no later block does.
+BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def _system_text(system):
+    """A `system` list of text blocks is their texts joined, as llama-server's Anthropic conversion
+    reads it; a string, or a list with any other block, stays as sent."""
+    if not isinstance(system, list):
+        return system
+    for block in system:
+        if not (isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)):
+            return system
+    if any(block["text"].startswith(BILLING_HEADER) for block in system[1:]):
+        return system
+    return "".join(block["text"] for block in system)
+
+
+def _tool_choice_as_converted(request: dict) -> dict:
+    """An Anthropic `tool_choice` as llama-server's conversion reads it: `any`, or `tool` whatever its
+    name, is chat's "required"; `auto` is chat's default, as is any other value (`none` included)."""
+    if "tool_choice" in request:  # canonical's own object: changed in place
+        choice = request.pop("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+            request["tool_choice"] = "required"
+    return request
+
+
 def _without_tools(request: dict) -> bool:
     return not request.get("tools")
 
@@ -101,6 +129,20 @@ MESSAGES_BASE: dict[str, Any] = {
     "messages": [{"role": "user", "content": COUNT}],
     "model": "x",
     "temperature": 0,
+}
+# A value of each field llama-server never reads (but model, user, metadata, stream_options: their own cases).
+NEVER_READ: dict[str, Any] = {
+    "include": None,
+    "store": True,
+    "truncation": "auto",
+    "service_tier": "auto",
+    "background": False,
+    "max_tool_calls": None,
+    "conversation": None,
+    "prompt": None,
+    "prompt_cache_key": "key-1",
+    "safety_identifier": "user-1",
+    "text": {"format": {"type": "text"}},
 }
 # Issue 26: the seed request as another client library sends it.
 OTHER_CLIENT: dict[str, Any] = {
@@ -175,6 +217,58 @@ def _messages_tool_request() -> dict:
     return _copy(catalogue()["messages-tool-forced-cut-20"].requests[0].json)
 
 
+def _messages_tool_call() -> dict:
+    """messages-tool-forced-finishes as recorded: a whole forced call, its arguments in the reply (a call
+    cut at 20 tokens has none yet)."""
+    return _copy(catalogue()["messages-tool-forced-finishes"].requests[0].json)
+
+
+WRITE_FILE_PROMPT = "Write the text 'Hello, world!' to the file /tmp/hello.txt."
+
+
+def sdk_tool_request(*tool_keys: str) -> dict:
+    """The Anthropic SDK's tool request as a user writes it (no tool_choice, no prefill, temperature 0),
+    the write_file tool's own keys in the order ``tool_keys`` (the Anthropic docs': name, description,
+    input_schema); its input_schema as recorded."""
+    (tool,) = _messages_tool_request()["tools"]
+    return {
+        "max_tokens": 20,
+        "messages": [{"role": "user", "content": WRITE_FILE_PROMPT}],
+        "model": "claude-x",
+        "tools": [{key: tool[key] for key in tool_keys}],
+        "temperature": 0,
+    }
+
+
+DOCS_ORDER, SORTED_ORDER = ("name", "description", "input_schema"), ("description", "input_schema", "name")
+
+
+def _messages_field_cases(label: str, values: dict) -> list[Case]:
+    """One /v1/messages case a field, the seed request with and without it; and all at once on the
+    Anthropic SDK's tool request."""
+    cases = [
+        Case(
+            f"{label}: messages {key} {json.dumps(value)}", MESSAGES_PATH, MESSAGES_BASE, {**MESSAGES_BASE, key: value}
+        )
+        for key, value in values.items()
+    ]
+    tool = sdk_tool_request(*DOCS_ORDER)
+    cases.append(Case(f"{label}: messages, all at once, on a tool request", MESSAGES_PATH, tool, {**tool, **values}))
+    return cases
+
+
+def _reordered_schema(request: dict) -> dict:
+    """The request with its first tool's input_schema properties in the other order."""
+    changed = _copy(request)
+    schema = changed["tools"][0]["input_schema"]
+    schema["properties"] = _reversed_keys(schema["properties"])
+    return changed
+
+
+def _with_system(request: dict, system) -> dict:
+    return {**request, "system": system}
+
+
 def _role_first(request: dict) -> dict:
     return {**request, "messages": [{"role": m["role"], "content": m["content"]} for m in request["messages"]]}
 
@@ -220,15 +314,23 @@ RULES: tuple[Equivalence, ...] = (
         matches='`"content": "TEXT"` and one text part, `[{"type": "text", "text": "TEXT"}]` '
         '(on Responses, `"input_text"`)',
         because="llama-server generates the same from one text part as from its text; two parts, or any other "
-        "part, compare as sent",
+        "part, compare as sent. On `/v1/messages` its Anthropic conversion passes a text block on as a chat text "
+        "part (`server_chat_convert_anthropic_to_oai`, server-chat.cpp:414)",
         at=("messages[].content",),
         rewrite=_one_text_part,
+        on=(CHAT, MESSAGES),
         cases=lambda: (
             Case(
                 "chat: string content = one text part",
                 CHAT_PATH,
                 CHAT_BASE,
                 {**CHAT_BASE, "messages": [{"role": "user", "content": [{"type": "text", "text": COUNT}]}]},
+            ),
+            Case(
+                "messages: string content = one text block",
+                MESSAGES_PATH,
+                MESSAGES_BASE,
+                {**MESSAGES_BASE, "messages": [{"role": "user", "content": [{"type": "text", "text": COUNT}]}]},
             ),
         ),
     ),
@@ -292,7 +394,9 @@ RULES: tuple[Equivalence, ...] = (
         matches="fields llama-server never reads for generation, with any value: {fields}",
         because="llama-server b11434 copies the Responses API's fields into the chat request and no code reads "
         "them (`text` not even with a `json_schema` format); `stream_options` changes no streamed text either "
-        "(`test_stream_options_do_not_change_a_stream`)",
+        "(`test_stream_options_do_not_change_a_stream`). On `/v1/messages` the Anthropic conversion copies none "
+        "of them; of `metadata` it keeps `user_id` as `__metadata_user_id`, which nothing reads "
+        "(`server_chat_convert_anthropic_to_oai`, server-chat.cpp:609-616)",
         fields=dict.fromkeys(
             (
                 "model",
@@ -321,22 +425,7 @@ RULES: tuple[Equivalence, ...] = (
                 BASE,
                 {**BASE, "model": "gpt-anything", "user": "someone", "metadata": {"k": "v"}},
             ),
-            *_field_cases(
-                "never read",
-                {
-                    "include": None,
-                    "store": True,
-                    "truncation": "auto",
-                    "service_tier": "auto",
-                    "background": False,
-                    "max_tool_calls": None,
-                    "conversation": None,
-                    "prompt": None,
-                    "prompt_cache_key": "key-1",
-                    "safety_identifier": "user-1",
-                    "text": {"format": {"type": "text"}},
-                },
-            ),
+            *_field_cases("never read", NEVER_READ),
             Case(
                 "never read: text with a json_schema format",
                 RESPONSES_PATH,
@@ -350,6 +439,16 @@ RULES: tuple[Equivalence, ...] = (
                 RESPONSES_PATH,
                 BASE,
                 {key: value for key, value in OTHER_CLIENT.items() if key != "instructions"},
+            ),
+            *_messages_field_cases(
+                "never read",
+                {
+                    "model": "claude-x",
+                    "metadata": {"user_id": "user-1"},
+                    "user": "someone",
+                    "stream_options": {"include_usage": True},
+                    **NEVER_READ,
+                },
             ),
         ),
     ),
@@ -427,7 +526,11 @@ RULES: tuple[Equivalence, ...] = (
         "A penalty counts even at 0: penalties apply before the temperature",
         fields=dict.fromkeys(("seed", "top_k", "top_p", "min_p"), ANY),
         when=_greedy,
-        cases=lambda: _field_cases("greedy", {"seed": 42, "top_k": 1, "top_p": 0.5, "min_p": 0.2}),
+        on=(CHAT, MESSAGES),
+        cases=lambda: (
+            *_field_cases("greedy", {"seed": 42, "top_k": 1, "top_p": 0.5, "min_p": 0.2}),
+            *_messages_field_cases("greedy", {"seed": 42, "top_k": 1, "top_p": 0.5, "min_p": 0.2}),
+        ),
         unlike=lambda: (
             Case("a penalty counts even at temperature 0", RESPONSES_PATH, BASE, {**BASE, "frequency_penalty": 1.5}),
         ),
@@ -441,6 +544,7 @@ RULES: tuple[Equivalence, ...] = (
         cases=lambda: (
             Case("stream false = absent", RESPONSES_PATH, BASE, {**BASE, "stream": False}),
             Case("chat: stream false = absent", CHAT_PATH, CHAT_BASE, {**CHAT_BASE, "stream": False}),
+            Case("messages: stream false = absent", MESSAGES_PATH, MESSAGES_BASE, {**MESSAGES_BASE, "stream": False}),
         ),
     ),
     Renamed(
@@ -463,7 +567,10 @@ RULES: tuple[Equivalence, ...] = (
         at=("*",),
         rewrite=_number,
         on=(EVERY,),
-        cases=lambda: (Case("temperature 0 = 0.0", RESPONSES_PATH, BASE, {**BASE, "temperature": 0.0}),),
+        cases=lambda: (
+            Case("temperature 0 = 0.0", RESPONSES_PATH, BASE, {**BASE, "temperature": 0.0}),
+            Case("messages: temperature 0 = 0.0", MESSAGES_PATH, MESSAGES_BASE, {**MESSAGES_BASE, "temperature": 0.0}),
+        ),
     ),
     Rewritten(
         matches="key order at the top level",
@@ -477,6 +584,12 @@ RULES: tuple[Equivalence, ...] = (
                 RESPONSES_PATH,
                 {**BASE, "input": [{"role": "user", "content": COUNT}]},
                 _reversed_keys({**BASE, "input": [{"content": COUNT, "role": "user"}]}),
+            ),
+            Case(
+                "messages: top-level key order, the SDK's and sorted",
+                MESSAGES_PATH,
+                sdk_tool_request(*SORTED_ORDER),
+                dict(sorted(sdk_tool_request(*SORTED_ORDER).items())),
             ),
         ),
     ),
@@ -500,6 +613,183 @@ RULES: tuple[Equivalence, ...] = (
                 _role_first(_messages_tool_request()),
                 _messages_tool_request(),
             ),
+        ),
+    ),
+    Rewritten(
+        matches="a tool's own key order (`name`, `description`, `input_schema` as the Anthropic "
+        "docs write them, or any other)",
+        because="llama-server's Anthropic conversion builds a chat tool of each tool's `name`, `description` and "
+        "`input_schema`, in its own order (`server_chat_convert_anthropic_to_oai`, server-chat.cpp:548-565). Not "
+        "inside `input_schema`: it becomes the chat tool's `parameters`, rendered in the order sent",
+        at=("tools[]",),
+        rewrite=sorted_keys,
+        on=(MESSAGES,),
+        cases=lambda: (
+            Case(
+                "messages: a tool's own key order, the Anthropic docs' and sorted, on the SDK's tool request",
+                MESSAGES_PATH,
+                sdk_tool_request(*SORTED_ORDER),
+                sdk_tool_request(*DOCS_ORDER),
+            ),
+            Case(
+                "messages: a tool's own key order, on a whole forced tool call",
+                MESSAGES_PATH,
+                _messages_tool_call(),
+                {**_messages_tool_call(), "tools": [_reversed_keys(_messages_tool_call()["tools"][0])]},
+            ),
+        ),
+        unlike=lambda: (
+            Case(
+                "messages: input_schema property order, on a whole forced tool call",
+                MESSAGES_PATH,
+                _messages_tool_call(),
+                _reordered_schema(_messages_tool_call()),
+            ),
+        ),
+    ),
+    Rewritten(
+        matches='`"system": "TEXT"` and a list of text blocks whose texts joined are TEXT (with '
+        "or without `cache_control`)",
+        because="llama-server's Anthropic conversion joins the texts of `system`'s text blocks into one system "
+        "message, reading nothing else of a block (`server_chat_convert_anthropic_to_oai`, server-chat.cpp:351-373). "
+        "A list with any other block compares as sent, and so does one with Claude Code's billing header after its "
+        "first block, which the conversion rewrites block by block",
+        at=("system",),
+        rewrite=_system_text,
+        on=(MESSAGES,),
+        cases=lambda: (
+            Case(
+                "unrecorded: messages: system string = one text block",
+                MESSAGES_PATH,
+                _with_system(MESSAGES_BASE, "You count."),
+                _with_system(MESSAGES_BASE, [{"type": "text", "text": "You count."}]),
+            ),
+            Case(
+                "unrecorded: messages: system string = one text block with cache_control",
+                MESSAGES_PATH,
+                _with_system(MESSAGES_BASE, "You count."),
+                _with_system(
+                    MESSAGES_BASE, [{"type": "text", "text": "You count.", "cache_control": {"type": "ephemeral"}}]
+                ),
+            ),
+            Case(
+                "unrecorded: messages: system string = two text blocks joined",
+                MESSAGES_PATH,
+                _with_system(MESSAGES_BASE, "You count."),
+                _with_system(MESSAGES_BASE, [{"type": "text", "text": "You "}, {"type": "text", "text": "count."}]),
+            ),
+            Case(
+                "unrecorded: messages: system empty string = no text blocks",
+                MESSAGES_PATH,
+                _with_system(MESSAGES_BASE, ""),
+                _with_system(MESSAGES_BASE, []),
+            ),
+        ),
+        unlike=lambda: (
+            Case(
+                "messages: an empty system is not no system",
+                MESSAGES_PATH,
+                MESSAGES_BASE,
+                _with_system(MESSAGES_BASE, ""),
+            ),
+        ),
+    ),
+    Rewritten(
+        matches='a `tool_choice` read by its `type` alone: `{"type": "tool", "name": ...}`, '
+        'whatever the name, and `{"type": "any"}`; `{"type": "auto"}`, `{"type": "none"}` and no `tool_choice`; '
+        "with or without any other key (`disable_parallel_tool_use`)",
+        because="llama-server's Anthropic conversion reads only the type: `any` and `tool` become chat's "
+        '`"required"` (the name is dropped), `auto` becomes `"auto"`, chat\'s default, and any other type adds '
+        "none, so `none` is the default too (`server_chat_convert_anthropic_to_oai`, server-chat.cpp:567-578; the "
+        "default: `oaicompat_chat_params_parse`, server-common.cpp:1275)",
+        at=("",),
+        rewrite=_tool_choice_as_converted,
+        on=(MESSAGES,),
+        cases=lambda: (
+            Case(
+                "messages: tool_choice auto = absent, on the SDK's tool request",
+                MESSAGES_PATH,
+                sdk_tool_request(*DOCS_ORDER),
+                {**sdk_tool_request(*DOCS_ORDER), "tool_choice": {"type": "auto"}},
+            ),
+            Case(
+                "messages: tool_choice none = absent, on the SDK's tool request",
+                MESSAGES_PATH,
+                sdk_tool_request(*DOCS_ORDER),
+                {**sdk_tool_request(*DOCS_ORDER), "tool_choice": {"type": "none"}},
+            ),
+            Case(
+                "messages: tool_choice auto with disable_parallel_tool_use = absent",
+                MESSAGES_PATH,
+                sdk_tool_request(*DOCS_ORDER),
+                {**sdk_tool_request(*DOCS_ORDER), "tool_choice": {"type": "auto", "disable_parallel_tool_use": True}},
+            ),
+            Case(
+                "messages: tool_choice tool named write_file = any, on a whole forced tool call",
+                MESSAGES_PATH,
+                _messages_tool_call(),
+                {**_messages_tool_call(), "tool_choice": {"type": "any"}},
+            ),
+            Case(
+                "messages: tool_choice tool named read_file = named write_file, on a whole forced tool call",
+                MESSAGES_PATH,
+                _messages_tool_call(),
+                {**_messages_tool_call(), "tool_choice": {"type": "tool", "name": "read_file"}},
+            ),
+        ),
+    ),
+    LeftOut(
+        matches="{fields}, and the field left out",
+        because="llama-server's Anthropic conversion sends `stop_sequences` on as chat's `stop`, and no `stop` is "
+        "an empty list (`server_chat_convert_anthropic_to_oai`, server-chat.cpp:580-583; "
+        "`oaicompat_chat_params_parse`, server-common.cpp:1286-1291); it reads `thinking` only when its type is "
+        "`enabled` (server-chat.cpp:599-607)",
+        fields={"stop_sequences": ([],), "thinking": ({"type": "disabled"}, {"type": "adaptive"})},
+        on=(MESSAGES,),
+        cases=lambda: (
+            _messages_field_cases("as absent", {"stop_sequences": [], "thinking": {"type": "disabled"}})
+            + [
+                Case(
+                    "as absent: messages thinking adaptive",
+                    MESSAGES_PATH,
+                    MESSAGES_BASE,
+                    {**MESSAGES_BASE, "thinking": {"type": "adaptive"}},
+                )
+            ]
+        ),
+    ),
+    LeftOut(
+        matches="fields of the Anthropic API that llama-server's conversion does not copy, with any value: {fields}",
+        because="llama-server's Anthropic conversion builds the chat request of `system`, `messages`, `tools`, "
+        "`tool_choice`, `stop_sequences`, `max_tokens`, `temperature`, `top_p`, `top_k`, `stream`, "
+        "`chat_template_kwargs`, `thinking` and `metadata` alone (`server_chat_convert_anthropic_to_oai`, "
+        "server-chat.cpp:348-619)",
+        fields=dict.fromkeys(
+            (
+                "cache_control",
+                "container",
+                "diagnostics",
+                "inference_geo",
+                "output_config",
+                "speed",
+                "user_profile_id",
+                "workspace_id",
+            ),
+            ANY,
+        ),
+        on=(MESSAGES,),
+        cases=lambda: _messages_field_cases(
+            "not copied",
+            {
+                "cache_control": {"type": "ephemeral"},
+                "container": "container_1",
+                "diagnostics": {"previous_message_id": "msg_1"},
+                "inference_geo": "us",
+                "output_config": {"effort": "low"},
+                "speed": "fast",
+                "user_profile_id": "user-1",
+                "workspace_id": "wrkspc_1",
+            },
         ),
     ),
     Rewritten(

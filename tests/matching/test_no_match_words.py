@@ -120,12 +120,14 @@ def test_a_miss_never_says_it_differs_in_nothing():
 
 
 def test_an_object_that_differs_only_in_its_key_order_says_so():
-    """On /v1/messages a tool's own keys compare as sent (no equivalence is proven there): a tool
-    with its keys in another order misses, and the 404 names it rather than "0 differences"."""
+    """A tool's input_schema reaches the prompt in the order sent (so no equivalence covers it): with
+    its keys in another order (`type` first, as the Anthropic docs write it) it misses, and the 404
+    names it rather than "0 differences"."""
     body = json.loads(json.dumps(CATALOGUE["messages-tool-forced-cut-20"].requests[0].json))
-    body["tools"] = [dict(reversed(list(body["tools"][0].items())))]
+    schema = body["tools"][0]["input_schema"]
+    body["tools"][0]["input_schema"] = {"type": schema["type"], **schema}
     message = _missed(MESSAGES, body)
-    assert "'messages-tool-forced-cut-20': tools[0]: sent {" in message
+    assert "'messages-tool-forced-cut-20': tools[0].input_schema: sent {" in message
     assert "(the same keys in another order" in message and "(0 differences" not in message
 
 
