@@ -342,7 +342,9 @@ async def journal_route(request: web.Request) -> web.StreamResponse:
             rendering = loop.run_in_executor(_RENDERING, _rendered, entries, start, stop)
             await response.write(await rendering)
         await response.write(b"]}")
-    except ConnectionResetError:  # the client went away: nothing left to send it
+    # the client went away: nothing left to send it. aiohttp says so as a reset, or, when the
+    # socket's send found the pipe broken first, as a plain ConnectionError("Connection lost")
+    except ConnectionError:
         log.debug("mockllama: a journal reader went away")
     except Exception:  # the head is out, so no error reply can follow: the client sees the reply cut
         log.exception("mockllama: could not write the journal; its reply is cut short")
