@@ -50,7 +50,7 @@ def test_no_behaviour_and_no_variant_vanishes_from_the_fixtures():
     assert list(BEHAVIOURS)[:3] == ["buggy", "fixed", "spec"]  # none of the three may vanish; others may join
     assert base_url_behaviours()[:3] == ["buggy", "fixed", "spec"]
     every_server = {variant.name for variant in SERVERS} | {"fixed", "spec"}
-    assert sorted(variant_url_behaviours()) == sorted(every_server) and len(every_server) == 10
+    assert sorted(variant_url_behaviours()) == sorted(every_server) and len(every_server) == 11
 
 
 def test_an_empty_parameter_list_fails_at_collection(tmp_path):

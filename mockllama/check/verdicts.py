@@ -360,13 +360,15 @@ def _judge(seen: Seen, twin: ChatSeen, probe: str) -> tuple[str, str, list[Aspec
             [],
         )
     aspects = judge_aspects(seen)
-    variants = [str(variant) for variant in VARIANTS if fits(variant, seen)]
     verdict, reason = _weigh(
         aspects,
         lie=f"the chat twin shows a cut ({cut}) but the reply is reported as finished by",
         wrongly="not reported as finished, but not fully as cut either",
         honest="reported as 'incomplete' with reason 'max_output_tokens'",
     )
+    # A known variant explains what is wrong with a reply: an honest one names none (LiteLLM's cut
+    # text carries exactly what a correct server sends, as check reads it).
+    variants = [str(variant) for variant in VARIANTS if fits(variant, seen)] if verdict != "honest" else []
     return verdict, reason, aspects, variants
 
 

@@ -177,7 +177,7 @@ def test_a_chat_reply_changes_only_where_the_server_s_chat_side_is_declared_dish
 def test_the_chat_side_of_each_server_is_declared_as_read_or_not():
     """The servers whose chat code was read say so; the others are kept as llama-server's and say that."""
     read = {server.name for server in SERVERS if server.chat.read}
-    assert read == {"buggy", "vllm", "lmstudio", "ollama", "localai", "inspect-ai", "sglang"}
+    assert read == {"buggy", "vllm", "lmstudio", "ollama", "localai", "inspect-ai", "sglang", "litellm"}
     dishonest = {server.name for server in SERVERS if not server.chat.honest}
     assert dishonest == {"vllm", "lmstudio", "localai", "inspect-ai"}
 

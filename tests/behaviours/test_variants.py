@@ -79,6 +79,15 @@ EXPECTED_CUT = {
         ("tool", True): [H, W, D, H, D, H],
         ("reasoning", True): [H, W, W, H, D, NA],
     },
+    "litellm": {  # incomplete + max_output_tokens, message and reasoning incomplete, function_call completed,
+        # no completed_at, response.incomplete; its output_item.done says "completed" but check reads the terminal's
+        ("text", False): [H, H, H, H, NA, NA],
+        ("tool", False): [H, H, D, H, NA, NA],
+        ("reasoning", False): [H, H, H, H, NA, NA],
+        ("text", True): [H, H, H, H, H, NA],
+        ("tool", True): [H, H, D, H, H, H],  # arguments.done for every call
+        ("reasoning", True): [H, H, H, H, H, NA],
+    },
 }
 
 ABSENT = "absent"
@@ -92,10 +101,12 @@ EXPECTED_FINISHED = {
     "sglang": (("completed", None, ABSENT), ("completed", None, ABSENT), "response.completed"),
     "inspect-ai": ((None, None, None), ("completed", None, None), "response.completed"),
     "aimock": (("completed", ABSENT, ABSENT), ("completed", ABSENT, ABSENT), "response.completed"),
+    "litellm": (("completed", None, ABSENT), ("completed", None, ABSENT), "response.completed"),
 }
 # Each function_call's arguments.done in a finished tool stream (tool-finishes: one call, its
 # arguments streamed as deltas).
 FINISHED_ARGUMENTS_DONE = {"ollama": 1, "vllm": 1, "localai": 0, "sglang": 1, "inspect-ai": 1, "aimock": 1}
+FINISHED_ARGUMENTS_DONE["litellm"] = 1
 # The finished replies with an item that says neither "completed" nor "incomplete", from the same
 # table: reasoning without a status (Ollama, aimock) or null (vLLM, SGLang), inspect_ai's null call.
 FINISHED_ITEM_WITHOUT_STATUS = {("ollama", "reasoning"), ("aimock", "reasoning"), ("vllm", "reasoning")}
@@ -128,6 +139,7 @@ def test_every_variant_has_a_behaviour_and_its_expectations():
         "SGLang",
         "inspect_ai",
         "aimock",
+        "LiteLLM",
     ]
     # LM Studio is known by its chat side only (closed source): check names no server by its Responses side.
     assert [variant.name for variant in SERVERS if variant not in VARIANTS] == ["lmstudio"]
@@ -266,7 +278,7 @@ def test_stock_llama_server_s_declaration_is_the_recordings_themselves():
 
 @pytest.mark.parametrize("variant", sorted(REPLIES))
 def test_the_rule_that_decided_is_said_only_by_a_server_that_reads_the_stop_reason(variant):
-    reads = {"vllm", "inspect-ai", "aimock"}
+    reads = {"vllm", "inspect-ai", "aimock", "litellm"}
     reply = _reply(variant, "text-cut-8", False)
     assert reply.decided_by == ("chat-twin finish_reason=length" if variant in reads else None)
 

@@ -40,6 +40,7 @@ FIRST_RULE = {
     "ollama": USAGE,
     "sglang": USAGE,
     "vllm": STATUS,
+    "litellm": STATUS,  # its bridge reads the chat finish_reason: "incomplete", though a cut call says "completed"
     "lmstudio": USAGE,  # its Responses side is llama-server's (only its chat side is its own)
 }
 

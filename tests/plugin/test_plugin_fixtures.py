@@ -96,6 +96,7 @@ FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED = {
     "ollama": (True, True),
     "sglang": (True, True),
     "vllm": (False, True),  # "incomplete", but the stream still ends response.completed
+    "litellm": (False, False),  # honest on status and terminal event: its cut function call says "completed"
     "lmstudio": (True, True),  # its Responses side is llama-server's (only its chat side is its own)
 }
 
@@ -119,4 +120,4 @@ def test_a_client_that_trusts_completed_is_fooled_by_every_variant_but_the_hones
     *_, last = client.responses.create(**COUNT, stream=True)
     fooled = (raw.parse().status == "completed", last.type == "response.completed")
     assert fooled == FOOLS_A_CLIENT_THAT_TRUSTS_COMPLETED[behaviour]
-    assert any(fooled) is (behaviour not in ("fixed", "spec"))
+    assert any(fooled) is (behaviour not in ("fixed", "spec", "litellm"))

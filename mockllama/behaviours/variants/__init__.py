@@ -16,6 +16,7 @@ from mockllama.behaviours.variants import (
     aimock,
     chat,
     inspect_ai,
+    litellm,
     llama_server,
     lmstudio,
     localai,
@@ -33,6 +34,7 @@ SERVERS = (
     sglang.VARIANT,
     inspect_ai.VARIANT,
     aimock.VARIANT,
+    litellm.VARIANT,
     lmstudio.VARIANT,
 )
 # A server known only by its chat side would be named for llama-server's Responses signals: not by check.
