@@ -54,8 +54,7 @@ VLLM = (
 # Its cut tool call is LiteLLM's in a stream (item "completed", then response.incomplete): item_status names both.
 LITELLM = (
     "LiteLLM: 'incomplete' with its reason and a stream ending response.incomplete, but 'completed' on a cut "
-    "function call and on every streamed item (BerriAI/litellm 1.110.2, its Responses bridge over a chat backend; "
-    "no issue filed)"
+    "function call and on every streamed item (BerriAI/litellm 1.110.2, its chat bridge; no issue filed)"
 )
 AIMOCK = (
     "aimock: 'incomplete' without incomplete_details, 'completed' on the cut item, a stream ending with "
@@ -310,6 +309,7 @@ CHAT_EXPECTED = {
     # a streamed "stop" with no usage and no call shows no cut: that probe can't tell
     "inspect-ai": ([D, D, "unknown", D], 1, ["inspect-ai"]),
     "lmstudio": ([H, H, H, H], 0, ["lmstudio"]),  # its finish_reason is honest; the usage is one short
+    "litellm": ([H, H, H, H], 0, []),  # it keeps llama-server's "length" and usage
 }
 
 

@@ -67,7 +67,7 @@ VARIANT = Variant(
     server="LiteLLM",
     signal="'incomplete' with its reason and a stream ending response.incomplete, but 'completed' on a cut "
     "function call and on every streamed item",
-    citation="BerriAI/litellm 1.110.2, its Responses bridge over a chat backend; no issue filed",
+    citation="BerriAI/litellm 1.110.2, its chat bridge; no issue filed",
     body=ENDING,
     stream=ENDING,
     terminal=Both("response.completed", "response.incomplete"),
