@@ -167,9 +167,9 @@ EVERY_TIER = [
 
 def test_ci_runs_every_tier_whatever_the_machine_has_set(tmp_path):
     """.ci/run unsets every tier switch (MOCKLLAMA_LIVE, _BROWSER, _BENCH, _CONTAINER, _CLIENTS), then runs
-    scripts/test."""
+    scripts/test; and MOCKLLAMA_CLIENTS_NEWEST, so CI runs the pinned clients alone."""
     env = machine(tmp_path, root=True, have=EVERYTHING)
-    env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), **TIERS_OFF})
+    env.update({"MOCKLLAMA_CI_VENV": str(tmp_path / "venv"), **TIERS_OFF, "MOCKLLAMA_CLIENTS_NEWEST": "1"})
     result = subprocess.run(
         ["bash", str(checkout(tmp_path) / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60
     )
@@ -296,6 +296,7 @@ def test_the_test_command_says_what_it_does():
         "MOCKLLAMA_BENCH=0",
         "MOCKLLAMA_CONTAINER=0",
         "MOCKLLAMA_CLIENTS=0",
+        "MOCKLLAMA_CLIENTS_NEWEST=1",
         "--install-peers",
         "npm ci --prefix tests/js",
         "npm ci --prefix tests/claude-code --ignore-scripts",

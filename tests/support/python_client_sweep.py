@@ -44,7 +44,9 @@ def observe(url: str, last: int, clients=python_clients.CLIENTS) -> list[dict]:
     """Every client's lines at every position: one harness process a client."""
     lines = []
     for module, extra in clients:
-        lines += python_clients.harness_lines(module, extra, url, ["--sweep", SWEEP, str(last), *BEHAVIOURS])
+        lines += python_clients.harness_lines(
+            module, python_clients.python_for(extra), url, ["--sweep", SWEEP, str(last), *BEHAVIOURS]
+        )
     return lines
 
 

@@ -75,25 +75,30 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mockllama"
 
 
-def extra_python(extra: str) -> Path:
-    """The Python of a virtualenv holding ``extra``'s pins alone, made once per set of pins and
-    Python version and kept; a half-made one (no marker) is made again."""
-    wanted = pins(extra)
-    key = hashlib.sha256(json.dumps([sys.version_info[:2], wanted]).encode()).hexdigest()[:16]
-    home = cache_dir() / f"{extra}-{key}"
+def virtualenv_python(name: str, requirements: list[str]) -> Path:
+    """The Python of a virtualenv holding ``requirements`` alone, made once under the cache as
+    ``name`` and kept; a half-made one (no marker) is made again."""
+    home = cache_dir() / name
     python, done = home / "bin" / "python", home / ".mockllama-complete"
     home.parent.mkdir(parents=True, exist_ok=True)
-    with (home.parent / f"{extra}.lock").open("w") as lock:
+    with (home.parent / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another run making the same one waits, then reuses it
         if not done.exists():
             shutil.rmtree(home, ignore_errors=True)
             venv.create(home, with_pip=True)
-            install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted]
+            install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements]
             result = subprocess.run(install, capture_output=True, text=True, timeout=1800)
             if result.returncode != 0:
-                raise SystemExit(f"pip could not install {' '.join(wanted)}:\n{result.stderr[-3000:]}")
-            done.write_text("\n".join(wanted) + "\n")
+                raise SystemExit(f"pip could not install {' '.join(requirements)}:\n{result.stderr[-3000:]}")
+            done.write_text("\n".join(requirements) + "\n")
     return python
+
+
+def extra_python(extra: str) -> Path:
+    """The Python of a virtualenv holding ``extra``'s pins alone, one per set of pins and Python version."""
+    wanted = pins(extra)
+    key = hashlib.sha256(json.dumps([sys.version_info[:2], wanted]).encode()).hexdigest()[:16]
+    return virtualenv_python(f"{extra}-{key}", wanted)
 
 
 def python_for(extra: str) -> Path:
@@ -119,10 +124,10 @@ def serving() -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def harness_lines(module: str, extra: str, url: str, arguments: list[str]) -> list[dict]:
-    """One client's lines from tests/pyclients/harness.py, run once in that client's Python."""
+def harness_lines(module: str, python: Path, url: str, arguments: list[str]) -> list[dict]:
+    """One client's lines from tests/pyclients/harness.py, run once in ``python``, that client's."""
     result = subprocess.run(
-        [str(python_for(extra)), str(HARNESS), module, url, *arguments],
+        [str(python), str(HARNESS), module, url, *arguments],
         capture_output=True,
         text=True,
         timeout=900,
@@ -140,12 +145,12 @@ def servers() -> list[str]:
     return [*own_behaviours(), *REPLIES]
 
 
-def observe(url: str, clients=CLIENTS) -> list[dict]:
+def observe(url: str, clients=CLIENTS, python=python_for) -> list[dict]:
     """Every client's lines: first its header (versions, what to check), then one per call, kind and
-    behaviour."""
+    behaviour. ``python`` gives the Python that runs an extra's clients: the pinned ones' by default."""
     lines = []
     for module, extra in clients:
-        lines += harness_lines(module, extra, url, servers())
+        lines += harness_lines(module, python(extra), url, servers())
     return lines
 
 
