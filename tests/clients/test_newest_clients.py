@@ -65,6 +65,7 @@ def test_each_day_has_its_own_place_and_an_older_days_is_removed(tmp_path, monke
     cache = tmp_path / "mockllama"
     for name in ("js-newest-2000-01-01", "claude-code-newest-2000-01-01", "clients-llamaindex-0123456789abcdef"):
         (cache / name).mkdir(parents=True)
+    (cache / "js-newest-2000-01-01.lock").write_text("")
     today = place("js")
     assert today.parent == cache and today.name.startswith("js-newest-") and today.name != "js-newest-2000-01-01"
     assert sorted(p.name for p in cache.iterdir()) == [

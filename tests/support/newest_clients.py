@@ -91,11 +91,15 @@ def report(sections: list[Section]) -> str:
 
 
 def place(name: str) -> Path:
-    """Today's place for ``name``'s newest clients, under the cache; older days' are removed."""
+    """Today's place for ``name``'s newest clients, under the cache; older days' (and their locks) are removed."""
     today = f"{name}-newest-{datetime.date.today().isoformat()}"
     for old in python_clients.cache_dir().glob(f"{name}-newest-*"):
-        if old.name != today and old.is_dir():
+        if old.name in (today, f"{today}.lock"):
+            continue
+        if old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
     return python_clients.cache_dir() / today
 
 
