@@ -167,7 +167,9 @@ def _made(make: Callable[[], str]) -> tuple[str, str]:
 
 
 def python_matrix() -> Section:
-    pinned, newest, pythons = {}, {}, {}
+    pinned: dict[str, str] = {}
+    newest: dict[str, str] = {}
+    pythons: dict[str, Path] = {}
     for extra in dict.fromkeys(extra for _, extra in python_clients.CLIENTS):
         pinned |= _labelled(extra, pinned_versions(extra))
         pythons[extra], versions = newest_python(extra)
