@@ -66,7 +66,7 @@ describe.each(["buggy", "fixed"])("against %s", (behaviour) => {
 
 // Every way a server reports a cut reply: llama-server's (buggy), the honest ones, and each other
 // server's truncation signals on the same recordings (docs/variants.md).
-const SERVERS = ["buggy", "fixed", "spec", "aimock", "inspect-ai", "lmstudio", "localai", "ollama", "sglang", "vllm"];
+const SERVERS = ["buggy", "fixed", "spec", "aimock", "inspect-ai", "litellm", "lmstudio", "localai", "ollama", "sglang", "vllm"];
 const SAYS_COMPLETED_WHEN_CUT = ["buggy", "lmstudio", "localai", "ollama", "sglang"]; // the status alone fools a client
 
 describe.each(SERVERS)("a cut reply from %s", (behaviour) => {
