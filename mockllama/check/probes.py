@@ -214,34 +214,19 @@ def _unreadable(err: Exception) -> str:
 _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 
 
-def _probe_finished(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    result = ProbeResult(probe, scenario, "unknown", "")
-    try:
-        seen, twin, _ = _ask(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects = _judge_finished(seen, twin)
-    except ProbeFailed as failure:
-        result.reason = str(failure)
-    except _SHAPE_ERRORS as err:
-        result.reason, result.aspects = _unreadable(err), []
-    return result
+def _cut_responses(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
+    """A cut Responses request, judged against its chat twin; its usage fallback where the twin shows the cut."""
+    seen, twin, limit = _ask(target, probe, scenario, model, timeout, result)
+    result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin, probe)
+    if shows_cut(twin) is not None:
+        result.usage_fallback = _judge_usage(seen.response, limit)
 
 
-def _probe_responses(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    result = ProbeResult(probe, scenario, "unknown", "")
-    try:
-        seen, twin, limit = _ask(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects, result.variants = _judge(seen, twin, probe)
-        if shows_cut(twin) is not None:
-            result.usage_fallback = _judge_usage(seen.response, limit)
-    except ProbeFailed as failure:
-        result.reason = str(failure)
-        return result
-    except _SHAPE_ERRORS as err:
-        result.reason = _unreadable(err)
-        result.aspects, result.variants, result.usage_fallback = [], [], None
-        return result
-    result.finished = _probe_finished(target, probe, FINISHING[scenario], model, timeout)
-    return result
+def _finished_responses(
+    target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult
+):
+    seen, twin, _ = _ask(target, probe, scenario, model, timeout, result)
+    result.verdict, result.reason, result.aspects = _judge_finished(seen, twin)
 
 
 def _ask_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
@@ -252,40 +237,47 @@ def _ask_chat(target: Target, probe: str, scenario: str, model: str | None, time
     return seen, body
 
 
-def _probe_chat_finished(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    result = ProbeResult(probe, scenario, "unknown", "", endpoint=CHAT_PATH)
-    try:
-        seen, _ = _ask_chat(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects = _judge_chat_finished(seen)
-    except ProbeFailed as failure:
-        result.reason = str(failure)
-    except _SHAPE_ERRORS as err:
-        result.reason, result.aspects = _unreadable(err), []
-    return result
+def _cut_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
+    """A cut chat request, judged by what its reply shows itself; its usage fallback where it shows the cut."""
+    seen, body = _ask_chat(target, probe, scenario, model, timeout, result)
+    result.verdict, result.reason, result.aspects, result.variants = _judge_chat(seen, body)
+    if result.aspects:  # the reply shows the cut
+        result.usage_fallback = _judge_chat_usage(seen)
 
 
-def _probe_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    result = ProbeResult(probe, scenario, "unknown", "", endpoint=CHAT_PATH)
+def _finished_chat(target: Target, probe: str, scenario: str, model: str | None, timeout: float, result: ProbeResult):
+    seen, _ = _ask_chat(target, probe, scenario, model, timeout, result)
+    result.verdict, result.reason, result.aspects = _judge_chat_finished(seen)
+
+
+# How the probes of each endpoint are sent and judged, by the endpoint whose reply is judged: the
+# cut request, then the request with room to finish. Each fills in the ProbeResult it is given.
+ASKING = {RESPONSES_PATH: (_cut_responses, _finished_responses), CHAT_PATH: (_cut_chat, _finished_chat)}
+
+
+def _judged(
+    ask, target: Target, probe: str, scenario: str, model: str | None, timeout: float
+) -> tuple[ProbeResult, bool]:
+    """``ask``'s ProbeResult, and whether the reply was judged: a request that failed, or a reply of
+    a shape nothing foresaw, leaves it "unknown", with the reason."""
+    result = ProbeResult(probe, scenario, "unknown", "", endpoint=PROBES[probe].endpoint)
     try:
-        seen, body = _ask_chat(target, probe, scenario, model, timeout, result)
-        result.verdict, result.reason, result.aspects, result.variants = _judge_chat(seen, body)
-        if result.aspects:  # the reply shows the cut
-            result.usage_fallback = _judge_chat_usage(seen)
+        ask(target, probe, scenario, model, timeout, result)
     except ProbeFailed as failure:
         result.reason = str(failure)
-        return result
+        return result, False
     except _SHAPE_ERRORS as err:
         result.reason = _unreadable(err)
         result.aspects, result.variants, result.usage_fallback = [], [], None
-        return result
-    result.finished = _probe_chat_finished(target, probe, FINISHING[scenario], model, timeout)
-    return result
-
-
-# How the probes of each endpoint are sent and judged, by the endpoint whose reply is judged.
-ASKING = {RESPONSES_PATH: _probe_responses, CHAT_PATH: _probe_chat}
+        return result, False
+    return result, True
 
 
 def run_probe(target: Target, probe: str, scenario: str, model: str | None, timeout: float) -> ProbeResult:
-    """One scenario of a probe, sent and judged as its endpoint is (``ASKING``)."""
-    return ASKING[PROBES[probe].endpoint](target, probe, scenario, model, timeout)
+    """One scenario of a probe, sent and judged as its endpoint is (``ASKING``): the cut request,
+    then, if its reply was judged, the request with room to finish."""
+    cut, finished = ASKING[PROBES[probe].endpoint]
+    result, judged = _judged(cut, target, probe, scenario, model, timeout)
+    if judged:
+        result.finished, _ = _judged(finished, target, probe, FINISHING[scenario], model, timeout)
+    return result
