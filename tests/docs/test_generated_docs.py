@@ -54,6 +54,12 @@ def test_a_page_that_lost_its_markers_is_named(scratch_page):
         generated_docs.main(["--check"])
 
 
+def test_the_command_names_that_page_without_a_traceback(scratch_page, capsys):
+    scratch_page.write_text("# Page\n", encoding="utf-8")
+    assert generated_docs.command(["--check"]) == 1
+    assert capsys.readouterr().err.startswith("scripts/regenerate: page.md has lost its part markers")
+
+
 def test_the_command_runs_from_the_checkout_and_says_how_to_use_it():
     result = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "regenerate"), "--nonsense"],

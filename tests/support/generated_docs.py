@@ -303,5 +303,14 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def command(argv: list[str]) -> int:
+    """``main`` as a command: a page it cannot make its part in is named, not a traceback."""
+    try:
+        return main(argv)
+    except ValueError as err:
+        print(f"{COMMAND}: {err}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(command(sys.argv[1:]))
