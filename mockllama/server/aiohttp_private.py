@@ -29,8 +29,9 @@ def reshape_prepared(response: web.Response, status: int, body: bytes) -> None:
 
 
 def chunked(blocks: list[bytes]) -> bytes:
-    """``blocks`` in HTTP/1.1 chunked framing, one chunk each (RFC 9112 section 7.1), as aiohttp frames them."""
-    return b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks)
+    """``blocks`` in HTTP/1.1 chunked framing, one chunk each (RFC 9112 section 7.1), as aiohttp frames
+    them; an empty block is left out, as aiohttp leaves out an empty write (framed, it would end the body)."""
+    return b"".join(b"%x\r\n%s\r\n" % (len(block), block) for block in blocks if block)
 
 
 async def write_chunks(request: web.Request, writer: AbstractStreamWriter, blocks: list[bytes]) -> None:

@@ -18,6 +18,7 @@ import socket
 from contextlib import contextmanager
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
 from aiohttp.http import HttpVersion11
 
 from mockllama.server.aiohttp_private import write_chunks
@@ -54,13 +55,22 @@ async def send_at_once(request: web.Request, response: web.StreamResponse, block
     with corked(request):
         writer = await response.prepare(request)  # StreamResponse sends its head here: inside the cork
         assert writer is not None  # None only for a response prepared and ended before
-        if not blocks:
-            return
-        await response.write(blocks[0])
-        if len(blocks) == 1:
-            return
-        if not response.chunked:  # HTTP/1.0: no chunks, the body ends with the connection
-            for block in blocks[1:]:
-                await response.write(block)
-            return
-        await write_chunks(request, writer, blocks[1:])
+        await write_blocks(request, response, writer, blocks)
+
+
+async def write_blocks(
+    request: web.Request, response: web.StreamResponse, writer: AbstractStreamWriter, blocks: list[bytes]
+) -> None:
+    """Write ``blocks`` to a prepared ``response`` (``writer``: what its ``prepare`` gave), each its
+    own chunk, in two writes however many there are: the first through aiohttp, which sends the
+    head with it if it has not yet, the rest to the transport in one. A reply that is not chunked
+    (a length, or HTTP/1.0) gets the rest joined, in one write too."""
+    if not blocks:
+        return
+    await response.write(blocks[0])
+    if len(blocks) == 1:
+        return
+    if not response.chunked:
+        await response.write(b"".join(blocks[1:]))
+        return
+    await write_chunks(request, writer, blocks[1:])

@@ -8,6 +8,7 @@ twin (``twin_request``), the same conversion ``mockllama record`` uses.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -28,6 +29,8 @@ from mockllama.wire.terminal import printable
 log = logging.getLogger("mockllama")
 
 RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
+# SSE blocks framed between two turns of the event loop: a few milliseconds' work.
+FRAMED_AT_A_TIME = 4096
 # A blank line ends an SSE block; the spec lets a line end in CRLF, LF or CR alone.
 BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n){2}")
 
@@ -183,6 +186,12 @@ class Forwarder:
                 blocks.append(bytes(pending[:end]))
                 del pending[:end]
                 end = block_end(pending)
+                if len(blocks) == FRAMED_AT_A_TIME and end >= 0:
+                    # A large read of tiny blocks is framed a slice at a time, and other clients
+                    # are served between slices (16 MiB of empty blocks held them up 3 s at once).
+                    counted = self._keep(spool, blocks, flight, response, counted)
+                    blocks = []
+                    await asyncio.sleep(0)
             if blocks:
                 counted = self._keep(spool, blocks, flight, response, counted)
         if pending:

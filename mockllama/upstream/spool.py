@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import tempfile
 from array import array
+from bisect import bisect_right
 from typing import IO
 
 # Bytes of one reply kept in memory; the rest goes to an unnamed temporary file (in TMPDIR).
@@ -68,10 +69,27 @@ class Spool:
         _write_at(self._file.fileno(), data, offset)
 
     def block(self, index: int) -> bytes:
-        start = self._ends[index - 1] if index else 0
+        return self.blocks(index, index + 1)[0]
+
+    def blocks(self, start: int, stop: int) -> list[bytes]:
+        """Blocks ``start`` to ``stop`` (not included), read in one go: what a client following
+        the reply has not had yet, however finely the upstream framed it."""
+        ends = self._ends
+        begin = ends[start - 1] if start else 0
         if self._file is None:
-            return bytes(self._memory[start : self._ends[index]])
-        return _read_at(self._file.fileno(), start, self._ends[index] - start)
+            span = memoryview(self._memory)[begin : ends[stop - 1]]
+        else:
+            span = memoryview(_read_at(self._file.fileno(), begin, ends[stop - 1] - begin))
+        with span:
+            starts = [begin, *ends[start : stop - 1]]
+            return [bytes(span[a - begin : b - begin]) for a, b in zip(starts, ends[start:stop])]
+
+    def reach(self, start: int, most: int) -> int:
+        """Where a run of blocks from ``start`` ends: every block there is, up to ``most`` bytes
+        (and always one block, whatever its size)."""
+        begin = self._ends[start - 1] if start else 0
+        stop = bisect_right(self._ends, begin + most, lo=start)
+        return min(len(self._ends), max(stop, start + 1))
 
     def read(self) -> bytes:
         """The whole reply, one bytes object."""
