@@ -6,8 +6,9 @@ tests; it never skips them (scripts/test installs them from Debian's packages as
 No container registry is reachable from these machines, so the image is built FROM a base made
 from Debian's packages: `mmdebstrap` a minimal bookworm with python3, then `podman import` it,
 reused while its recipe stays the same (containerkit.BASE_IMAGE). The wheels are made on the host
-(`pip wheel`: mockllama and its dependencies, for the host's Python, which is bookworm's 3.11
-too) and installed in the image with PIP_NO_INDEX=1, so the build downloads nothing.
+(`pip wheel -c constraints/image.txt`: mockllama and its dependencies at the pinned versions, for
+the host's Python, which is bookworm's 3.11 too) and installed in the image with PIP_NO_INDEX=1,
+so the build downloads nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from containerkit import BASE_IMAGE, BASE_RECIPE, CONTAINERS_CONF, REPORT, TOOLS, Container, Containers, Podman
 
 from support import ROOT
+from support.image_constraints import CONSTRAINTS
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -69,11 +71,16 @@ def base_image(podman, tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def build_context(tmp_path_factory) -> Path:
-    """A build context as the Containerfile wants it: the wheels in dist/."""
+    """A build context as the Containerfile wants it: the wheels in dist/, made with the pins the
+    image installs, and the file of those pins."""
     started = time.monotonic()
     context = tmp_path_factory.mktemp("context")
+    pinned = context / CONSTRAINTS.relative_to(ROOT)
+    pinned.parent.mkdir()
+    shutil.copyfile(CONSTRAINTS, pinned)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(context / "dist"), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--constraint", str(pinned)]
+        + ["--wheel-dir", str(context / "dist"), str(ROOT)],
         capture_output=True,
         text=True,
         timeout=600,

@@ -9,11 +9,11 @@ import re
 
 import yaml
 
-from support import ROOT
+from support import ROOT, containerfile
 from support.docs_pages import DOCS, blocks
 
 PAGE = DOCS / "container.md"
-CONTAINERFILE = (ROOT / "Containerfile").read_text()
+CONTAINERFILE = containerfile.text()
 COMPOSE = ROOT / "examples" / "compose.yaml"
 GITHUB_ACTIONS = ROOT / "examples" / "github-actions.yml"
 
@@ -67,24 +67,15 @@ def test_the_github_actions_job_runs_the_image_as_a_service_on_its_port():
     assert job["env"]["OPENAI_BASE_URL"] == f"http://127.0.0.1:{exposed_port()}/fixed/v1"
 
 
-def install_command() -> list[str]:
-    """The words of the install stage's `pip install`, its line continuations joined."""
-    joined = CONTAINERFILE.replace("\\\n", " ")
-    [line] = [line for line in joined.splitlines() if line.startswith("RUN ") and "pip install" in line]
-    words = line.split()
-    start = words.index("install", words.index("/opt/mockllama/bin/pip"))
-    return words[start + 1 : words.index("&&", start)]
-
-
 def test_the_image_installs_the_wheel_built_in_dist_by_its_path_never_by_its_name():
     """A bare `mockllama` with the index on takes the highest version anywhere: a newer release, or
     someone else's upload of the name, instead of dist/'s wheel."""
-    words = install_command()
-    links = words.index("--find-links")
-    requirements = [word for i, word in enumerate(words) if not word.startswith("-") and i != links + 1]
+    words = containerfile.install_command()
+    option_values = {i + 1 for i, word in enumerate(words) if word in ("--find-links", "--constraint", "-c")}
+    requirements = [word for i, word in enumerate(words) if not word.startswith("-") and i not in option_values]
     assert requirements == ["/tmp/wheels/mockllama-*.whl"], words
     # Its dependencies come from dist/'s wheels too (and from the index unless PIP_NO_INDEX=1).
-    assert words[links + 1] == "/tmp/wheels", words
+    assert containerfile.option_value(words, "--find-links") == "/tmp/wheels", words
 
 
 def test_the_image_users_home_is_outside_the_record_volume():

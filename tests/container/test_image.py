@@ -11,17 +11,24 @@ import shutil
 import time
 
 from containerkit import HOST_FROM_CONTAINER, PORT, REPORT, USER_ID
+from packaging.utils import canonicalize_name
 
 from mockllama.app import create_app
 from mockllama.recordings.cassettes import bundled_cassette_dir, load_scenarios
 from mockllama.server.background import BackgroundServer
 from support import ROOT
 from support.httpkit import post_json
+from support.image_constraints import CONSTRAINTS, needed, pins
 from support.recordings import SCENARIOS
 from support.waiting import wait_for
 
 SEED = {"model": "x", "input": "Count from 1 to 200, separated by spaces.", "max_output_tokens": 8, "temperature": 0}
 SHOW_VERSION = "import importlib.metadata as m; print(m.version('mockllama'))"
+# What the image's virtualenv holds (pip is gone from it: importlib.metadata reads it instead).
+SHOW_INSTALLED = (
+    "import importlib.metadata as m, json, platform; print(json.dumps({'python': platform.python_version(), "
+    "'installed': {d.metadata['Name']: [d.version, d.requires or []] for d in m.distributions()}}))"
+)
 SIZE_LIMIT_MB = 300  # the Debian base is 172 MB of it
 
 
@@ -53,6 +60,22 @@ def test_the_mockllama_installed_is_the_wheel_built(served, build_context):
     [wheel] = (build_context / "dist").glob("mockllama-*.whl")
     shown = served.podman("exec", served.name, "/opt/mockllama/bin/python", "-c", SHOW_VERSION).stdout.strip()
     assert shown == wheel.name.split("-")[1], (shown, wheel.name)
+
+
+def test_the_image_installs_the_pinned_version_of_everything_mockllama_needs(served, build_context):
+    """constraints/image.txt's versions, and dist/'s wheels are those (pip wheel -c made them)."""
+    shown = json.loads(served.podman("exec", served.name, "/opt/mockllama/bin/python", "-c", SHOW_INSTALLED).stdout)
+    installed = {canonicalize_name(name): entry for name, entry in shown["installed"].items()}  # [version, requires]
+    python = shown["python"]
+    environment = {"python_version": python.rpartition(".")[0], "python_full_version": python}
+    need = needed(installed["mockllama"][1], lambda name: installed.get(name, [None, None])[1], [environment])
+    assert "aiohttp" in need and not set(need) - set(installed), (sorted(need), sorted(installed))
+    versions = {name: installed[name][0] for name in need}
+    pinned = pins()
+    assert versions == {name: pinned.get(name) for name in need}, f"the image's versions differ from {CONSTRAINTS}"
+    wheels = dict(wheel.name.split("-")[:2] for wheel in (build_context / "dist").glob("*.whl"))
+    assert {canonicalize_name(name): version for name, version in wheels.items() if name != "mockllama"} == versions
+    REPORT.add(f"image installs {len(versions)} pinned packages on Python {python}")
 
 
 def test_the_health_check_says_healthy(served):
@@ -133,8 +156,9 @@ def test_the_image_is_small_and_holds_no_installer(podman, image):
     assert pip.returncode != 0 and "No module named 'pip'" in pip.stderr, pip.stderr
 
 
-def test_the_build_context_is_the_wheels_alone(podman, base_image, tmp_path):
-    """.dockerignore (podman reads it too) sends the builder dist/'s wheels and nothing else of the checkout."""
+def test_the_build_context_is_the_wheels_and_the_constraints_alone(podman, base_image, tmp_path):
+    """.dockerignore (podman reads it too) sends the builder dist/'s wheels and constraints/image.txt,
+    nothing else of the checkout."""
     listing = tmp_path / "Containerfile"
     listing.write_text(f'FROM {base_image}\nCOPY . /context\nCMD ["find", "/context", "-type", "f"]\n')
     name = f"localhost/mockllama-context:{tmp_path.name.lower()}"
@@ -143,4 +167,5 @@ def test_the_build_context_is_the_wheels_alone(podman, base_image, tmp_path):
         sent = podman("run", "--rm", "--network=none", name).stdout.split()
     finally:
         podman("rmi", "--force", name, check=False)
-    assert all(path.startswith("/context/dist/") and path.endswith(".whl") for path in sent), sent
+    others = [path for path in sent if not (path.startswith("/context/dist/") and path.endswith(".whl"))]
+    assert others == [f"/context/{CONSTRAINTS.relative_to(ROOT).as_posix()}"], sent

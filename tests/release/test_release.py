@@ -141,7 +141,7 @@ def test_the_wheel_carries_the_licence_and_the_entry_points(wheel):
     assert "mockllama = mockllama.cli:main" in entry_points and "[pytest11]" in entry_points
 
 
-def test_the_sdist_holds_the_licence_the_changelog_the_containerfile_and_the_tests(dist):
+def test_the_sdist_holds_the_licence_the_changelog_the_containerfile_its_pins_and_the_tests(dist):
     with tarfile.open(dist / f"mockllama-{VERSION}.tar.gz") as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for needed in (
@@ -150,6 +150,7 @@ def test_the_sdist_holds_the_licence_the_changelog_the_containerfile_and_the_tes
         "README.md",
         "pyproject.toml",
         "Containerfile",
+        "constraints/image.txt",  # the Containerfile installs with it
         "tests/release/test_release.py",
     ):
         assert needed in names, needed
