@@ -20,8 +20,6 @@ from mockllama.wire.errors import RequestError
 # At most this many bytes of a reply in one run of blocks to a following client: a client far
 # behind a large spooled reply reads it back a piece at a time, never whole.
 FOLLOW_BYTES = 256 * 1024
-# ... and at most this many blocks: a run of tiny blocks is framed into chunks in a few milliseconds.
-FOLLOW_BLOCKS = 4096
 
 
 @dataclass(frozen=True)
@@ -114,12 +112,12 @@ class Flight:
 
     async def follow(self):
         """The reply's blocks as they arrive, in runs: every block come since the last run (up to
-        ``FOLLOW_BYTES`` and ``FOLLOW_BLOCKS``), so that a client is written to once a wake, not once an upstream block.
-        Raises the flight's error if it breaks off."""
+        ``FOLLOW_BYTES``, and ``spool.BLOCKS_AT_A_TIME`` blocks), so that a client is written to once
+        a wake, not once an upstream block. Raises the flight's error if it breaks off."""
         index = 0
         while True:
             if index < len(self.spool):
-                start, index = index, min(self.spool.reach(index, FOLLOW_BYTES), index + FOLLOW_BLOCKS)
+                start, index = index, self.spool.reach(index, FOLLOW_BYTES)
                 yield self.spool.blocks(start, index)
                 continue
             if self.finished:

@@ -21,7 +21,7 @@ from mockllama.recordings.chat_twin import chat_twin
 from mockllama.upstream.cassette_writer import os_error
 from mockllama.upstream.client import Upstream, forwarded_headers
 from mockllama.upstream.flight import Exchange, Flight, Head, Sent
-from mockllama.upstream.spool import BLOCK_BYTES, ReplyBudget, Spool
+from mockllama.upstream.spool import BLOCK_BYTES, BLOCKS_AT_A_TIME, ReplyBudget, Spool
 from mockllama.wire.errors import RequestError
 from mockllama.wire.routes import CHAT_PATH, RESPONSES_PATH
 from mockllama.wire.terminal import printable
@@ -29,8 +29,6 @@ from mockllama.wire.terminal import printable
 log = logging.getLogger("mockllama")
 
 RECORDED_REQUEST_HEADERS = ("Content-Type",)  # matching never reads headers; nothing else is kept
-# SSE blocks framed between two turns of the event loop: a few milliseconds' work.
-FRAMED_AT_A_TIME = 4096
 # A blank line ends an SSE block; the spec lets a line end in CRLF, LF or CR alone.
 BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n){2}")
 
@@ -186,7 +184,7 @@ class Forwarder:
                 blocks.append(bytes(pending[:end]))
                 del pending[:end]
                 end = block_end(pending)
-                if len(blocks) == FRAMED_AT_A_TIME and end >= 0:
+                if len(blocks) == BLOCKS_AT_A_TIME and end >= 0:
                     # A large read of tiny blocks is framed a slice at a time, and other clients
                     # are served between slices (16 MiB of empty blocks held them up 3 s at once).
                     counted = self._keep(spool, blocks, flight, response, counted)

@@ -26,6 +26,9 @@ BLOCK_BYTES = 8
 # Bytes of upstream replies that the recordings in progress may hold between them (spooled or
 # not): four replies at record's 64 MiB cap.
 DEFAULT_REPLY_BUDGET = 256 * 1024 * 1024
+# Blocks handled between two turns of the event loop, where a read is framed into blocks and where
+# a run of them goes to a following client: a few milliseconds' work, however tiny the blocks.
+BLOCKS_AT_A_TIME = 4096
 
 
 class Spool:
@@ -68,9 +71,6 @@ class Spool:
             data, offset, self._memory = bytes(self._memory) + data, 0, bytearray()
         _write_at(self._file.fileno(), data, offset)
 
-    def block(self, index: int) -> bytes:
-        return self.blocks(index, index + 1)[0]
-
     def blocks(self, start: int, stop: int) -> list[bytes]:
         """Blocks ``start`` to ``stop`` (not included), read in one go: what a client following
         the reply has not had yet, however finely the upstream framed it."""
@@ -84,12 +84,13 @@ class Spool:
             starts = [begin, *ends[start : stop - 1]]
             return [bytes(span[a - begin : b - begin]) for a, b in zip(starts, ends[start:stop])]
 
-    def reach(self, start: int, most: int) -> int:
-        """Where a run of blocks from ``start`` ends: every block there is, up to ``most`` bytes
-        (and always one block, whatever its size)."""
-        begin = self._ends[start - 1] if start else 0
-        stop = bisect_right(self._ends, begin + most, lo=start)
-        return min(len(self._ends), max(stop, start + 1))
+    def reach(self, start: int, most_bytes: int, most_blocks: int = BLOCKS_AT_A_TIME) -> int:
+        """Where a run of blocks from ``start`` ends: every block there is, up to ``most_bytes``
+        and ``most_blocks`` (and always one block, whatever its size)."""
+        ends = self._ends
+        begin = ends[start - 1] if start else 0
+        last = min(len(ends), start + most_blocks)
+        return max(bisect_right(ends, begin + most_bytes, lo=start, hi=last), start + 1)
 
     def read(self) -> bytes:
         """The whole reply, one bytes object."""

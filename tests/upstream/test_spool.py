@@ -22,7 +22,7 @@ def test_blocks_come_back_as_they_went_in_wherever_they_are_held(threshold):
         spool.extend(BLOCKS[start : start + 2])
     assert spool.spooled is (threshold < sum(map(len, BLOCKS)))
     assert len(spool) == len(BLOCKS) and spool.size == sum(map(len, BLOCKS))
-    assert [spool.block(index) for index in range(len(spool))] == BLOCKS
+    assert spool.blocks(0, len(spool)) == BLOCKS
     assert spool.read() == b"".join(BLOCKS)
     spool.close()
 

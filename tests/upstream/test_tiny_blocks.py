@@ -22,7 +22,6 @@ from aiohttp import web
 
 from mockllama.app import create_app
 from mockllama.server.background import BackgroundServer
-from mockllama.upstream import forwarding
 from mockllama.upstream import spool as spool_module
 from mockllama.upstream.client import parse_upstream
 from mockllama.upstream.proxy import RECORDER
@@ -129,6 +128,7 @@ def test_a_spool_hands_back_a_run_of_blocks_up_to_a_bound():
         assert spool.reach(0, 5) == 2
         assert spool.reach(3, 1) == 4  # one block, however big
         assert spool.reach(1, 10**9) == 4
+        assert spool.reach(0, 10**9, most_blocks=2) == 2
         spool.close()
 
 
@@ -154,7 +154,7 @@ def test_a_client_following_a_stream_of_empty_blocks_is_written_to_a_run_at_a_ti
 
 def test_a_large_read_of_tiny_blocks_is_framed_a_slice_at_a_time(proxy, monkeypatch):
     """One 64 KiB read held 32,768 empty blocks, framed in one go (other clients waited meanwhile:
-    16 MiB of them held a client up 3.4 s); now at most FRAMED_AT_A_TIME between two turns of the
+    16 MiB of them held a client up 3.4 s); now at most BLOCKS_AT_A_TIME between two turns of the
     event loop (measured with 16 MiB: a client's longest wait 0.42 s)."""
     kept = []
     real_extend = Spool.extend
@@ -168,4 +168,4 @@ def test_a_large_read_of_tiny_blocks_is_framed_a_slice_at_a_time(proxy, monkeypa
         mock = proxy(up.url)
         status, _, body = call(mock.url, "POST", "/buggy/v1/responses", REQUEST, NEW)
     assert status == 200 and len(body) == EMPTY_BLOCKS
-    assert sum(kept) >= EMPTY_BLOCKS // 2 and max(kept) <= forwarding.FRAMED_AT_A_TIME, max(kept)
+    assert sum(kept) >= EMPTY_BLOCKS // 2 and max(kept) <= spool_module.BLOCKS_AT_A_TIME, max(kept)
