@@ -101,7 +101,8 @@ def _post(url: str, body: bytes, timeout: float = 2.0) -> int:
         return response.status
 
 
-def _pinned(cpu: str, command: list[str]) -> list[str]:
+def on_cpu(cpu: str, command: list[str]) -> list[str]:
+    """``command`` pinned to ``cpu`` where taskset and a second core allow."""
     return ["taskset", "-c", cpu, *command] if shutil.which("taskset") and os.cpu_count() >= 2 else command
 
 
@@ -115,7 +116,7 @@ def start_contender(
     command = list(contender.command)
     started = time.perf_counter()
     process = subprocess.Popen(
-        _pinned(SERVER_CPU, command) if pinned else command,
+        on_cpu(SERVER_CPU, command) if pinned else command,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=contender.env,
@@ -153,7 +154,7 @@ def pytest_session_seconds(test_file: Path, *options: str, pinned: bool = False,
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(test_file)]
     started = time.perf_counter()
     subprocess.run(
-        _pinned(SERVER_CPU, command) if pinned else command,
+        on_cpu(SERVER_CPU, command) if pinned else command,
         cwd=test_file.parent,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -204,7 +205,7 @@ def _wrk(url: str, body: bytes, connections: int, duration: int) -> str:
             script.name,
             url + RESPONSES_PATH,
         ]
-        out = subprocess.run(_pinned(LOAD_CPU, command), capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(on_cpu(LOAD_CPU, command), capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(script.name)
     # llama-server answers "Connection: close", which wrk counts as read errors: those are fine.
@@ -224,6 +225,10 @@ def cpu_per_request(url: str, pid: int, body: bytes, connections: int, duration:
     """Server CPU microseconds per request over one wrk run: what throughput on a core of its own
     would be, and far less swayed than req/s by other work on a shared machine."""
     before = cpu_seconds(pid)
-    out = _wrk(url, body, connections, duration)
-    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    requests = requests_served(url, body, connections, duration)
     return (cpu_seconds(pid) - before) / requests * 1e6
+
+
+def requests_served(url: str, body: bytes, connections: int, duration: int) -> int:
+    """The requests wrk completed in one run."""
+    return int(re.search(r"(\d+) requests in", _wrk(url, body, connections, duration)).group(1))

@@ -6,6 +6,7 @@ benchmarks.peers) and, optionally, llama-server.
     python -m benchmarks --scale        # how costs grow with the number of recordings
     python -m benchmarks --install-peers
     python -m benchmarks --instructions # instructions per request under callgrind: steady on a busy VM
+    python -m benchmarks --cache-misses # ... and simulated cache misses at 64 connections, journal on and off
 
 Every contender runs in its own process, pinned to CPU 0; the load generator is ``wrk``
 (Debian's package), pinned to CPU 1, so the two do not fight for a core. Workloads: non-streaming
@@ -52,6 +53,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.cache_misses import run_cache_misses
 from benchmarks.harness import (
     FLOOR,
     LOW_LEVEL,
@@ -60,6 +62,7 @@ from benchmarks.harness import (
     compile_bytecode,
     contenders,
     cpu_per_request,
+    floor_command,
     free_port,
     mockllama_command,
     peak_rss_mb,
@@ -429,7 +432,9 @@ def target_table(results: list[Result], peers: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--duration", type=int, default=3, help="whole seconds of each wrk run (default 3)")
+    parser.add_argument(
+        "--duration", type=int, help="whole seconds of each wrk run (default 3; with --cache-misses, 20)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="turns each contender takes per workload (default 3)")
     parser.add_argument(
         "--start-rounds",
@@ -478,7 +483,19 @@ def main(argv: list[str] | None = None) -> None:
         metavar="N",
         help="with --instructions: the requests counted (default 2000)",
     )
+    parser.add_argument(
+        "--cache-misses",
+        action="store_true",
+        help="measure only the floor and mockllama with the journal on and off under callgrind's "
+        "cache simulation, at --connections for --duration seconds: instructions, L1d and L2 "
+        "misses per request",
+    )
+    parser.add_argument(
+        "--connections", type=int, default=64, metavar="N", help="with --cache-misses: wrk's connections (default 64)"
+    )
     args = parser.parse_args(argv)
+    if args.duration is None:
+        args.duration = 20 if args.cache_misses else 3
 
     if args.install_peers:
         try:
@@ -488,6 +505,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.instructions:
         print(f"# mockllama instructions per request, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
         print("\n" + run_instructions(args.requests), flush=True)
+        return
+    if args.cache_misses:
+        print(f"# mockllama cache misses per request, {time.strftime('%Y-%m-%d')}, {machine()}", flush=True)
+        port = free_port()
+        entries = [Contender(FLOOR, floor_command(port), port), *journal_contenders(free_port)]
+        print("\n" + run_cache_misses(entries, args.connections, args.duration), flush=True)
         return
     if shutil.which("wrk") is None:
         sys.exit("python -m benchmarks needs wrk: apt-get install wrk")

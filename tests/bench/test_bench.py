@@ -166,3 +166,22 @@ def test_the_instruction_count_mode_prints_each_contender_against_the_floor():
     assert counts["aiohttp low-level server"] < counts["floor (bare aiohttp)"], counts
     for name in CONTENDERS[2:]:
         assert counts["floor (bare aiohttp)"] < counts[name] < 4 * counts["floor (bare aiohttp)"], counts
+
+
+def test_the_cache_miss_mode_counts_each_contender_against_the_floor():
+    """callgrind's cache simulation at 64 connections prints each contender's counts, the floor at
+    1.00x. Not their order: over 2 s, opening 64 connections weighs on each count as much as the
+    requests do (the mode's default is 20 s)."""
+    if shutil.which("valgrind") is None:
+        pytest.fail("--cache-misses needs valgrind: apt-get install valgrind (or set MOCKLLAMA_BENCH=0)")
+    out = _bench("--cache-misses", "--duration", "2", timeout=900)
+    assert re.search(r"^text-cut-8 at 64 connections for 2 s; caches simulated: L1d .+; L2 .+$", out, re.M), out
+    head = "| contender | instructions per request | L1d misses per request | L2 misses per request |"
+    rows = _rows(head, out)
+    assert [row[0] for row in rows] == [
+        "floor (bare aiohttp)",
+        "mockllama buggy, journal on",
+        "mockllama buggy, journal off",
+    ]
+    assert rows[0][4:] == ["1.00x", "1.00x"]
+    assert all(int(cell.replace(",", "")) > 0 for row in rows for cell in row[1:4]), rows
