@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections import deque
+from types import SimpleNamespace
 
 import openai
 import pytest
@@ -181,7 +181,7 @@ def test_bodies_the_ring_has_let_go_leave_its_count_of_body_bytes():
         (9, False, 100),
         (10, False, 100),
     ]
-    assert (journal._body_bytes, len(journal._bodies)) == (300, 3)
+    assert journal._body_bytes == 300
 
 
 def test_a_cleared_journal_starts_its_budget_afresh():
@@ -217,26 +217,10 @@ def test_a_client_that_goes_away_mid_stream_is_journalled_as_unfinished(start_se
     assert 0 < entry["bytes_sent"] < full
 
 
-def _add_plain_entry(journal: Journal, path: str) -> None:
-    """An entry as the server adds a finished 200 to a POST, with no body kept."""
-    journal.add(
-        time=0.0,
-        duration_ms=0.0,
-        method="POST",
-        path=path,
-        behaviour="buggy",
-        scenario=None,
-        turn=None,
-        selected_by=None,
-        fault=None,
-        status=200,
-        stream=False,
-        finished=True,
-        bytes_sent=0,
-        raw_body=b"",
-        body_truncated=False,
-        error=None,
-    )
+def _keep_plain_entry(journal: Journal, path: str) -> None:
+    """What the server's hot path keeps of a finished 200 to a POST with no body: the fields as
+    seen, read later."""
+    journal.keep(SimpleNamespace(method="POST", path=path), web.Response(), Trace())
 
 
 def test_threads_reading_while_the_server_writes_see_whole_entries():
@@ -244,7 +228,7 @@ def test_threads_reading_while_the_server_writes_see_whole_entries():
 
     def writer():
         for index in range(2000):
-            _add_plain_entry(journal, f"/{index}")
+            _keep_plain_entry(journal, f"/{index}")
 
     thread = threading.Thread(target=writer)
     thread.start()
@@ -257,20 +241,62 @@ def test_threads_reading_while_the_server_writes_see_whole_entries():
 
 
 def test_a_reader_is_never_handed_an_id_whose_entry_is_not_in_the_ring_yet():
-    # The writer takes no lock, so a reader on another thread may read at any step of it; the ring
-    # here reads the journal at the worst one, as each entry goes in. A client polling ?since=
-    # with an id handed out before its entry was there would skip that entry for good.
-    journal = Journal(10)
+    # The writer takes no lock, so a reader on another thread may read at any step of it; this
+    # journal is read at the worst ones: just before and just after a slot's references are
+    # replaced, and just before each new last id is published. A client polling ?since= with an id
+    # handed out before its entry was there would skip that entry for good; an entry read half
+    # written would mix two requests.
+    reads = []
 
-    class ReadingRing(deque):
-        def append(self, item):
-            entries, last_id = journal.snapshot()
-            assert last_id < item[0] and all(entry.id <= last_id for entry in entries)
-            super().append(item)
+    def read_whole(journal: Journal) -> None:
+        entries, last_id = journal.snapshot()
+        assert all(entry.id <= last_id for entry in entries), (entries, last_id)
+        assert all(entry.path == f"/{entry.id}" for entry in entries), entries
+        reads.append(last_id)
 
-    journal._seen = ReadingRing(maxlen=10)
-    for index in range(2):
-        _add_plain_entry(journal, f"/{index}")
-        # what the server's hot path keeps: the fields as seen, read later
+    class ReadingJournal(Journal):
+        @property
+        def _last_id(self) -> int:
+            return self.__dict__.get("published", 0)
+
+        @_last_id.setter
+        def _last_id(self, number: int) -> None:
+            if number:
+                read_whole(self)
+                assert self.last_id < number
+            self.__dict__["published"] = number
+
+    class ReadingReferences(list):
+        def __setitem__(self, index, value):
+            read_whole(journal)
+            super().__setitem__(index, value)
+            read_whole(journal)
+
+    journal = ReadingJournal(3)  # a ring smaller than the entries: each slot is written over
+    journal._refs = ReadingReferences(journal._refs)
+    for number in range(1, 9):
+        _keep_plain_entry(journal, f"/{number}")
+    assert journal.last_id == 8 and [entry.id for entry in journal.entries(since=5)] == [6, 7, 8]
+    assert len(reads) == 8 * 3  # before and after each slot's references, before each publish
+
+
+def test_the_journal_holds_one_string_per_path_not_one_per_request():
+    """What makes journalling cheap under load (server.journal says why): a path sent again is held
+    once, however many requests sent it, and a flood of distinct paths is held each by its own entry."""
+    journal = Journal(100)
+    for index in range(50):
+        # each request's path a str of its own, as aiohttp's parser makes one per request
+        request = SimpleNamespace(method="POST", path="".join(["/v1/", "responses"[: 5 + index % 2]]))
+        journal.keep(request, web.Response(), Trace())
+    paths = {entry.path: set() for entry in journal.entries()}
+    for entry in journal.entries():
+        paths[entry.path].add(id(entry.path))
+    assert {path: len(held) for path, held in paths.items()} == {"/v1/respo": 1, "/v1/respon": 1}
+    for index in range(3000):
         journal.keep(make_mocked_request("POST", f"/{index}"), web.Response(), Trace())
-    assert journal.last_id == 4 and [entry.id for entry in journal.entries(since=1)] == [2, 3, 4]
+    assert [entry.path for entry in journal.entries()] == [f"/{index}" for index in range(2900, 3000)]
+    assert len(journal._names) == 1024  # the strings held for all, bounded
+    long = "/" + "x" * 300
+    fresh_journal = Journal(10)
+    _keep_plain_entry(fresh_journal, long)
+    assert fresh_journal.entries()[0].path == long and long not in fresh_journal._names  # nor held past 256 characters
