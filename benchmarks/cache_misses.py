@@ -12,8 +12,9 @@ the level-3 cache or memory, shared with whatever else runs there, is what varie
 repeat within a percent or two from run to run, whatever else the machine does.
 
 Each contender (the floor, mockllama ``buggy`` with the journal on, and off) starts under callgrind
-with counting off, is warmed up on one connection, then counted over ``seconds`` of wrk at
-``connections`` connections: the event loop then serves many requests a turn, as at saturation.
+on the server's core with counting off, is warmed up on one connection, then counted over
+``seconds`` of wrk (on the other core) at ``connections`` connections: the event loop then serves
+many requests a turn, as at saturation.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from benchmarks.harness import TEXT, Contender, request_body, requests_served
+from benchmarks.harness import SERVER_CPU, TEXT, Contender, request_body, requests_served
 from benchmarks.instructions import callgrind_totals
 
 # Requests answered before counting starts: more than the journal's 1,000 entries, so that the ring
@@ -95,7 +96,7 @@ def run_cache_misses(entries: list[Contender], connections: int, seconds: int) -
         def load(contender: Contender = contender) -> int:
             return requests_served(contender.url, body, connections, seconds)
 
-        totals, requests = callgrind_totals(contender, body, ["--cache-sim=yes", *options], load, WARM_UP)
+        totals, requests = callgrind_totals(contender, body, ["--cache-sim=yes", *options], load, WARM_UP, SERVER_CPU)
         counts[contender.name] = per_request(totals, requests)
         print(f"counted {contender.name}: {requests:,} requests", file=sys.stderr, flush=True)
     base = counts[entries[0].name]

@@ -28,7 +28,6 @@ from pathlib import Path
 from benchmarks.harness import (
     CHECKOUT,
     FLOOR,
-    SERVER_CPU,
     TEXT,
     Contender,
     contenders,
@@ -77,16 +76,21 @@ def _wait_idle(pid: int, deadline: float) -> None:
 
 
 def callgrind_totals(
-    contender: Contender, body: bytes, options: list[str], load: Callable[[], int], warm_up: int = WARM_UP
+    contender: Contender,
+    body: bytes,
+    options: list[str],
+    load: Callable[[], int],
+    warm_up: int = WARM_UP,
+    cpu: str | None = None,
 ) -> tuple[dict[str, int], int]:
     """callgrind's totals of each event over ``load`` (which returns the requests it made) and
-    those requests: ``contender``'s server runs under callgrind with ``options``, pinned to the
-    server's core, counting off while it starts, answers ``warm_up`` requests and goes idle."""
+    those requests: ``contender``'s server runs under callgrind with ``options`` (on ``cpu``, if
+    given), counting off while it starts, answers ``warm_up`` requests and goes idle."""
     with tempfile.TemporaryDirectory() as work:
         out = Path(work) / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", *options, "--instr-atstart=no", f"--callgrind-out-file={out}"]
         server = subprocess.Popen(
-            on_cpu(SERVER_CPU, [*command, *contender.command]),
+            on_cpu(cpu, [*command, *contender.command]) if cpu else [*command, *contender.command],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
