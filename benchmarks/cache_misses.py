@@ -52,7 +52,10 @@ def cache_geometry(caches: Path = CPU_CACHES) -> dict[tuple[int, str], tuple[int
 
 
 def _bytes(text: str) -> int:
-    value, unit = re.fullmatch(r"(\d+)([KMG]?)", text).groups()
+    found = re.fullmatch(r"(\d+)([KMG]?)", text)
+    if found is None:
+        raise ValueError(f"not a cache size: {text!r}")
+    value, unit = found.groups()
     return int(value) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[unit]
 
 

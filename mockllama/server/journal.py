@@ -151,7 +151,7 @@ class Entry:
 # One entry's numbers, packed into the ring's bytes in one call: its id, arrival and end times,
 # status, turn (plus one; 0: none), body bytes sent and flags.
 _RECORD = struct.Struct("=qddqqqq")
-_FIELDS = 7  # of 8 bytes each: slot n's id is the record's 8-byte word number n * _FIELDS
+_FIELDS = _RECORD.size // 8  # 8-byte words a record has: slot n's id is word number n * _FIELDS
 _FINISHED, _TRUNCATED, _HAD_BODY = 1, 2, 4
 # What a slot holds by reference, in the ring's list: the method, the path, the reply's headers, the
 # request body (at _BODY) and the error message.
@@ -253,7 +253,7 @@ class Journal:
         """Drop the oldest entries' bodies until the rest fit the budget; their entries stay,
         flagged ``body_dropped``. The newest's fits alone (``body_cap`` is within the budget)."""
         ids, refs, size = self._slot_ids, self._refs, self.size
-        number = max(self._body_floor, newest - size + 1, self._cleared + 1)
+        number = max(self._body_floor, newest - size + 1)  # clear() moves the floor past what it cleared
         while number < newest and self._body_bytes > self.body_budget:
             slot = number % size
             at = slot * _REFERENCES + _BODY

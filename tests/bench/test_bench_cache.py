@@ -47,6 +47,7 @@ def test_a_level_valgrind_cannot_take_is_left_to_it_and_the_table_says_so(tmp_pa
 def test_a_cache_level_described_in_part_is_not_simulated(tmp_path):
     _cache(tmp_path, 0, 1, "Data", "48K", 12)
     (tmp_path / "index0" / "ways_of_associativity").unlink()
+    _cache(tmp_path, 2, 2, "Unified", "1 MiB", 16)  # a size in a form the kernel does not write
     assert cache_geometry(tmp_path) == {}
 
 
